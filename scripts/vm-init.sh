@@ -1,0 +1,37 @@
+#!/bin/bash
+# PID 1 of the test VM (see scripts/vm-run.sh): mount the pseudo and scratch
+# filesystems over the read-only host root, run the command, report its exit
+# status to the host and power off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8
+
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p"; }
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+for d in /tmp /run /var/tmp /var/log /var/lib/dhcp /root /mnt; do
+	[ -d "$d" ] && mount -t tmpfs tmpfs "$d"
+done
+mount -t debugfs debugfs /sys/kernel/debug
+kver=$(arg rrxe.kver)
+mount -t tmpfs tmpfs /lib/modules
+mkdir -p "/lib/modules/$kver"
+mount -t 9p -o trans=virtio,version=9p2000.L,ro rrxe_mods "/lib/modules/$kver"
+export RRXE_OUT=$(arg rrxe.out) RRXE_TOP=$(arg rrxe.top)
+mkdir -p "$RRXE_OUT"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rrxe_out "$RRXE_OUT"
+hostname rrxe-vm
+ip link set lo up
+# Tests inside parse dmesg themselves; keep the console for CMD's output.
+echo 4 >/proc/sys/kernel/printk
+
+cd "$RRXE_TOP" 2>/dev/null || cd /
+bash -c "$(cat "$RRXE_OUT/.cmd")" </dev/null
+rc=$?
+echo "$rc" >"$RRXE_OUT/.rc"
+sync
+echo b >/proc/sysrq-trigger

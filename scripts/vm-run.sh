@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# make vm-run CMD='...': boot the test VM (qemu TCG, the host's own Debian
+# userspace read-only over virtio-9p, the way virtme-ng does it), run CMD as
+# root inside, stream its output, exit with CMD's exit status.
+#
+# Inside the VM: the repo is at the same path as on the host (read-only),
+# /lib/modules/$KVER holds the cached kernel's modules plus rdma_rrxe (so
+# `modprobe rdma_rrxe` and `modprobe rdma_rxe` work), $RRXE_OUT is a
+# writable directory shared with the host, /tmp is a tmpfs.
+#
+# Environment: VM_CPUS (2), VM_MEM (2048, MiB), VM_TIMEOUT (seconds, 1800),
+# RRXE_OUT (host directory for results; a temporary one by default).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+CMD=${1:-${CMD:-}}
+[ -n "$CMD" ] || die "usage: scripts/vm-run.sh 'command' (or make vm-run CMD='...')"
+[ -f "$KDIR/arch/x86/boot/bzImage" ] || die "no kernel at $KDIR: run 'make kernel' first"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run scripts/setup.sh"
+# The VM mounts its modules over /lib/modules; a Debian host without a
+# kernel package may lack the (empty) mount point.
+[ -d /lib/modules ] || mkdir -p /lib/modules
+
+OUT=${RRXE_OUT:-}
+own_out=0
+if [ -z "$OUT" ]; then OUT=$(mktemp -d /tmp/rrxe-vm.XXXXXX); own_out=1; fi
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+rm -f "$OUT/.rc"
+printf '%s\n' "$CMD" >"$OUT/.cmd"
+cleanup() { [ $own_out = 1 ] && rm -rf "$OUT"; true; }
+trap cleanup EXIT
+
+kver=$(cat "$KDIR/include/config/kernel.release")
+append="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic"
+append+=" root=rrxe_root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro"
+append+=" init=$RRXE_TOP/scripts/vm-init.sh rrxe.out=$OUT rrxe.kver=$kver rrxe.top=$RRXE_TOP"
+
+share() { # tag path [ro]
+	local ro=""; [ "${3:-}" = ro ] && ro=",readonly=on"
+	echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap$ro -device virtio-9p-pci,fsdev=$1,mount_tag=$1"
+}
+
+set +e
+# shellcheck disable=SC2046
+timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
+	-machine pc -accel tcg,thread=multi -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2048}" \
+	-nodefaults -no-user-config -display none -serial stdio -monitor none -no-reboot \
+	-kernel "$KDIR/arch/x86/boot/bzImage" -append "$append" \
+	$(share rrxe_root / ro) \
+	$(share rrxe_mods "$KMODROOT/lib/modules/$kver" ro) \
+	$(share rrxe_out "$OUT") \
+	</dev/null
+qrc=$?
+set -e
+if [ -f "$OUT/.rc" ]; then
+	exit "$(cat "$OUT/.rc")"
+fi
+echo "rrxe: VM ended without reporting CMD's status (qemu exit $qrc; 124 = timeout)" >&2
+exit 125
