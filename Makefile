@@ -39,8 +39,11 @@ $(KDIR)/arch/x86/boot/bzImage:
 module: kernel
 	@$(MAKE) -s $(KO)
 
+# CMD is passed through the environment unexpanded, so `$?`, `$$x` and
+# quotes in it reach the VM's shell exactly as typed.
+vm-run: export RRXE_VM_CMD := $(value CMD)
 vm-run: module
-	@bash scripts/vm-run.sh "$(CMD)"
+	@bash scripts/vm-run.sh
 
 demo: module
 	@bash scripts/vm-run.sh "bash tools/testing/demo.sh"

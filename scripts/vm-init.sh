@@ -26,12 +26,15 @@ mkdir -p "$RRXE_OUT"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rrxe_out "$RRXE_OUT"
 hostname rrxe-vm
 ip link set lo up
-# Tests inside parse dmesg themselves; keep the console for CMD's output.
-echo 4 >/proc/sys/kernel/printk
+# Tests read dmesg themselves; keep the console for CMD's output unless
+# VM_LOGLEVEL asked for kernel messages (e.g. 8 for everything).
+echo "$(arg rrxe.loglevel)" >/proc/sys/kernel/printk
 
 cd "$RRXE_TOP" 2>/dev/null || cd /
 bash -c "$(cat "$RRXE_OUT/.cmd")" </dev/null
 rc=$?
 echo "$rc" >"$RRXE_OUT/.rc"
 sync
+# Immediate reboot(2) (qemu -no-reboot exits); sysrq as the fallback.
+reboot -ff >/dev/null 2>&1
 echo b >/proc/sysrq-trigger

@@ -9,11 +9,12 @@
 # writable directory shared with the host, /tmp is a tmpfs.
 #
 # Environment: VM_CPUS (2), VM_MEM (2048, MiB), VM_TIMEOUT (seconds, 1800),
+# VM_LOGLEVEL (console loglevel inside, 1: only emergencies; dmesg has all),
 # RRXE_OUT (host directory for results; a temporary one by default).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-CMD=${1:-${CMD:-}}
+CMD=${1:-${RRXE_VM_CMD:-}}
 [ -n "$CMD" ] || die "usage: scripts/vm-run.sh 'command' (or make vm-run CMD='...')"
 [ -f "$KDIR/arch/x86/boot/bzImage" ] || die "no kernel at $KDIR: run 'make kernel' first"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run scripts/setup.sh"
@@ -35,6 +36,7 @@ kver=$(cat "$KDIR/include/config/kernel.release")
 append="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic"
 append+=" root=rrxe_root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro"
 append+=" init=$RRXE_TOP/scripts/vm-init.sh rrxe.out=$OUT rrxe.kver=$kver rrxe.top=$RRXE_TOP"
+append+=" rrxe.loglevel=${VM_LOGLEVEL:-1}"
 
 share() { # tag path [ro]
 	local ro=""; [ "${3:-}" = ro ] && ro=",readonly=on"

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An rrxe device: its identity (GUIDs derived from the netdev's MAC at
+//! creation), its resource accounting, and the verbs ib_core calls on it.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{bindings, prelude::*};
+
+use crate::kapi::rdma::{
+    attr::{DeviceCaps, PortCaps, PortImmutable},
+    device::{Device, Driver, PORT},
+    udata::UData,
+};
+use crate::{link, param, port, proto::gid, rrxe_ratelimited};
+
+/// The uverbs ABI of include/uapi/rdma/rdma_user_rxe.h that librxe speaks.
+pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
+/// User contexts per device.
+const MAX_UCONTEXT: u32 = 1 << 20;
+
+/// Driver data of one rrxe device.
+pub(crate) struct RrxeDev {
+    /// Node, port and system image GUID: the EUI-64 of the MAC.
+    guid: u64,
+    /// Live protection domains.
+    pds: AtomicU32,
+    /// Live user contexts.
+    ucontexts: AtomicU32,
+}
+
+impl RrxeDev {
+    /// Driver data for a device on a netdev whose MAC is `mac`.
+    pub(crate) fn new(mac: [u8; 6]) -> Self {
+        Self { guid: gid::guid_from_mac(mac), pds: AtomicU32::new(0), ucontexts: AtomicU32::new(0) }
+    }
+
+    /// The node GUID (host order).
+    pub(crate) fn guid(&self) -> u64 {
+        self.guid
+    }
+}
+
+/// Takes one unit of a counted resource, failing with `ENOMEM` at `max`.
+fn take(count: &AtomicU32, max: u32) -> Result {
+    count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1))
+        .map(|_| ())
+        .map_err(|_| ENOMEM)
+}
+
+/// Gives back one unit; an underflow is a driver bug, reported not hidden.
+fn give(count: &AtomicU32, what: &str) -> Result {
+    count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+        .map(|_| ())
+        .map_err(|_| {
+            pr_err!("rrxe: {} count underflow\n", what);
+            EINVAL
+        })
+}
+
+impl Driver for RrxeDev {
+    const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
+    const UVERBS_ABI_VERSION: u32 = RXE_UVERBS_ABI_VERSION;
+
+    fn owner() -> &'static ThisModule {
+        crate::module_ref()
+    }
+
+    fn query_device(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result<DeviceCaps> {
+        if let Some(mut u) = udata {
+            u.require_empty_input()?;
+            u.respond_empty()?;
+        }
+        Ok(param::device_caps(dev.guid))
+    }
+
+    fn query_port(dev: &Device<Self>, port_num: u32) -> Result<PortCaps> {
+        if port_num != PORT {
+            rrxe_ratelimited!(pr_warn, "rrxe: {}: query_port: bad port {}\n", dev.name(), port_num);
+            return Err(EINVAL);
+        }
+        let nd = dev.netdev(PORT).ok_or(ENODEV)?;
+        let mut caps = port::port_caps(port::LinkState {
+            admin_up: nd.is_admin_up(),
+            running_with_carrier: nd.is_running_with_carrier(),
+            mtu: nd.mtu(),
+        });
+        // Report the Ethernet link speed the way C rxe does; devices without
+        // ethtool speed (veth may report none) keep SDR 1X.
+        if let Ok((speed, width)) = dev.eth_speed(PORT) {
+            caps.active_speed = speed;
+            caps.active_width = width;
+        }
+        Ok(caps)
+    }
+
+    fn query_pkey(dev: &Device<Self>, port_num: u32, index: u16) -> Result<u16> {
+        if port_num != PORT || index != 0 {
+            rrxe_ratelimited!(pr_warn, "rrxe: {}: query_pkey: bad port {} index {}\n", dev.name(), port_num, index);
+            return Err(EINVAL);
+        }
+        Ok(param::DEFAULT_PKEY)
+    }
+
+    fn port_immutable(_dev: &Device<Self>, port_num: u32) -> Result<PortImmutable> {
+        if port_num != PORT {
+            return Err(EINVAL);
+        }
+        Ok(port::port_immutable())
+    }
+
+    fn alloc_ucontext(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result {
+        if let Some(mut u) = udata {
+            u.require_empty_input()?;
+            u.respond_empty()?;
+        }
+        take(&dev.ucontexts, MAX_UCONTEXT)
+    }
+
+    fn dealloc_ucontext(dev: &Device<Self>) {
+        let _ = give(&dev.ucontexts, "ucontext");
+    }
+
+    fn alloc_pd(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result {
+        if let Some(mut u) = udata {
+            u.require_empty_input()?;
+            u.respond_empty()?;
+        }
+        take(&dev.pds, param::MAX_PD as u32)
+    }
+
+    fn dealloc_pd(dev: &Device<Self>) -> Result {
+        give(&dev.pds, "pd")
+    }
+
+    fn unsupported(dev: &Device<Self>, verb: &'static str) -> Error {
+        rrxe_ratelimited!(pr_warn, "rrxe: {}: {} is not implemented yet\n", dev.name(), verb);
+        crate::kapi::eopnotsupp()
+    }
+
+    fn release(dev: &Device<Self>) {
+        link::forget(dev);
+    }
+}
+
+#[kernel::macros::kunit_tests(rrxe_device)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guid_is_eui64_of_mac() {
+        let d = RrxeDev::new([0x52, 0x54, 0x00, 0xab, 0xcd, 0xef]);
+        assert_eq!(d.guid(), 0x505400fffeabcdef);
+    }
+
+    #[test]
+    fn resource_counts_are_bounded() {
+        let c = AtomicU32::new(0);
+        assert!(take(&c, 2).is_ok());
+        assert!(take(&c, 2).is_ok());
+        assert!(take(&c, 2).is_err());
+        assert!(give(&c, "t").is_ok());
+        assert!(take(&c, 2).is_ok());
+    }
+
+    #[test]
+    fn underflow_is_an_error() {
+        let c = AtomicU32::new(0);
+        assert!(give(&c, "t").is_err());
+        assert_eq!(c.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn caps_claim_no_unimplemented_features() {
+        let caps = param::device_caps(1);
+        assert_eq!(caps.atomic_cap, bindings::ib_atomic_cap_IB_ATOMIC_NONE);
+        let mw = bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64;
+        assert_eq!(caps.device_cap_flags & mw, 0);
+        assert_ne!(caps.kernel_cap_flags & bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64, 0);
+        assert_eq!(caps.vendor_id, 0xffffff);
+    }
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Thin, safe abstractions over the C APIs rrxe needs that the in-tree
+//! `kernel` crate does not cover yet: `ib_core` device registration and verbs
+//! callbacks (`kapi::rdma`), network devices and their notifier
+//! (`kapi::net`), and rate-limited logging.
+//!
+//! This layer is the only place in rrxe with `unsafe` code.  It knows nothing
+//! about RoCE; it is shaped so that its pieces could move upstream as
+//! `kernel::rdma` and `kernel::net`.  Driver logic above it is safe Rust.
+
+pub(crate) mod net;
+pub(crate) mod ratelimit;
+pub(crate) mod rdma;
+
+/// A NUL-padded C name copied out of a kernel object (an interface or
+/// device name that may be renamed concurrently), printable with `{}`.
+#[derive(Clone, Copy)]
+pub(crate) struct FixedName<const N: usize>(pub(crate) [u8; N]);
+
+impl<const N: usize> kernel::fmt::Display for FixedName<N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let len = self.0.iter().position(|&b| b == 0).unwrap_or(N);
+        match core::str::from_utf8(&self.0[..len]) {
+            Ok(s) => f.write_str(s),
+            Err(_) => f.write_str("?"),
+        }
+    }
+}
+
+impl<const N: usize> FixedName<N> {
+    /// Copies a C character array.
+    pub(crate) fn from_c_chars(chars: &[kernel::ffi::c_char; N]) -> Self {
+        let mut out = [0u8; N];
+        for (o, c) in out.iter_mut().zip(chars.iter()) {
+            *o = *c as u8;
+        }
+        Self(out)
+    }
+}
+
+/// `EOPNOTSUPP` (95), "operation not supported": what verbs answer for
+/// requests the driver does not implement.  (`kernel::error::code` only has
+/// the kernel-internal `ENOTSUPP`, which user space cannot decode.)
+pub(crate) fn eopnotsupp() -> kernel::error::Error {
+    kernel::error::Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32))
+}

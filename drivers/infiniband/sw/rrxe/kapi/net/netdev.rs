@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `struct net_device`: a reference-counted handle ([`ARef<NetDevice>`],
+//! `dev_hold`/`dev_put`) and read accessors for the fields a RoCE device
+//! derives its identity and port state from.
+
+use core::ptr::{addr_of, NonNull};
+use kernel::{
+    bindings,
+    sync::aref::{ARef, AlwaysRefCounted},
+    types::Opaque,
+};
+
+/// `ARPHRD_ETHER`: the only link type RoCE runs over.
+pub(crate) const ARPHRD_ETHER: u16 = bindings::ARPHRD_ETHER as u16;
+
+/// A network device.
+///
+/// # Invariants
+///
+/// A `&NetDevice` always points to a live `struct net_device` on which the
+/// holder owns a reference (directly or through an [`ARef`]).
+#[repr(transparent)]
+pub(crate) struct NetDevice(Opaque<bindings::net_device>);
+
+// SAFETY: `struct net_device` is designed to be used from any thread; the
+// fields read here are read with READ_ONCE semantics or are immutable.
+unsafe impl Send for NetDevice {}
+// SAFETY: See above; `&NetDevice` only gives read access.
+unsafe impl Sync for NetDevice {}
+
+// SAFETY: `dev_hold`/`dev_put` keep the net_device alive while the count is
+// non-zero, which is all `ARef` requires.
+unsafe impl AlwaysRefCounted for NetDevice {
+    fn inc_ref(&self) {
+        // SAFETY: By the type invariant the device is live.
+        unsafe { bindings::dev_hold(self.0.get()) };
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller owns one reference, which is given back here.
+        unsafe { bindings::dev_put(obj.cast::<bindings::net_device>().as_ptr()) };
+    }
+}
+
+/// An interface name, copied out of the device (it may be renamed).
+pub(crate) type IfName = crate::kapi::FixedName<16>;
+
+impl NetDevice {
+    /// Borrows a `NetDevice` from a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to a live `net_device` that stays referenced (by the
+    /// caller or by the context it is called in, e.g. a notifier callback)
+    /// for the whole of `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: `NetDevice` is a transparent wrapper; the caller
+        // guarantees liveness for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// Takes over a reference the caller already owns (e.g. one returned by
+    /// `ib_device_get_netdev`); `None` if `ptr` is null.
+    ///
+    /// # Safety
+    ///
+    /// If non-null, `ptr` points to a live `net_device` and the caller owns
+    /// one reference on it, which moves into the returned [`ARef`].
+    pub(crate) unsafe fn from_owned_raw(ptr: *mut bindings::net_device) -> Option<ARef<Self>> {
+        // SAFETY: Per the function's contract.
+        NonNull::new(ptr).map(|p| unsafe { ARef::from_raw(p.cast::<Self>()) })
+    }
+
+    /// The raw pointer, for the abstraction layer.
+    pub(crate) fn as_raw(&self) -> *mut bindings::net_device {
+        self.0.get()
+    }
+
+    /// Interface name (e.g. `veth0`).
+    pub(crate) fn name(&self) -> IfName {
+        // SAFETY: The device is live (invariant); `name` is a 16-byte array
+        // that renames update in place under RTNL, so a racing copy may be
+        // torn but is always in bounds.
+        let name = unsafe { core::ptr::read_volatile(addr_of!((*self.as_raw()).name)) };
+        IfName::from_c_chars(&name)
+    }
+
+    /// Current MTU in bytes (READ_ONCE, as the stack does).
+    pub(crate) fn mtu(&self) -> u32 {
+        // SAFETY: Live device; `mtu` is an unsigned int read once.
+        unsafe { core::ptr::read_volatile(addr_of!((*self.as_raw()).mtu)) }
+    }
+
+    /// `dev->type` (`ARPHRD_*`).
+    pub(crate) fn link_type(&self) -> u16 {
+        // SAFETY: Live device; `type` is set at allocation and not changed
+        // while the device is registered.
+        unsafe { core::ptr::read(addr_of!((*self.as_raw()).type_)) }
+    }
+
+    /// The 6-byte hardware address, if the device has one.
+    pub(crate) fn mac(&self) -> Option<[u8; 6]> {
+        let dev = self.as_raw();
+        // SAFETY: Live device; `addr_len` and `dev_addr` are valid to read,
+        // and `dev_addr` points to at least `addr_len` bytes (MAX_ADDR_LEN).
+        unsafe {
+            let len = core::ptr::read(addr_of!((*dev).addr_len));
+            let addr = core::ptr::read(addr_of!((*dev).dev_addr));
+            if len < 6 || addr.is_null() {
+                return None;
+            }
+            let mut mac = [0u8; 6];
+            core::ptr::copy_nonoverlapping(addr, mac.as_mut_ptr(), 6);
+            Some(mac)
+        }
+    }
+
+    /// Whether this is an 802.1Q VLAN device.
+    pub(crate) fn is_vlan(&self) -> bool {
+        // SAFETY: Live device; `is_vlan_dev` only reads its flags.
+        unsafe { bindings::is_vlan_dev(self.as_raw()) }
+    }
+
+    /// `IFF_UP` is set (administratively up).
+    pub(crate) fn is_admin_up(&self) -> bool {
+        // SAFETY: Live device; `netif_get_flags` only reads.
+        let flags = unsafe { bindings::netif_get_flags(self.as_raw()) };
+        flags & bindings::net_device_flags_IFF_UP != 0
+    }
+
+    /// Running with carrier: the RoCE port is ACTIVE exactly then.
+    pub(crate) fn is_running_with_carrier(&self) -> bool {
+        // SAFETY: Live device; both helpers only test state bits.
+        unsafe { bindings::netif_running(self.as_raw()) && bindings::netif_carrier_ok(self.as_raw()) }
+    }
+}

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA (`ib_core`) abstractions: device allocation, registration and
+//! unregistration with a typed driver vtable, the attribute structures the
+//! query verbs fill, user-data buffers, and `rdma link` type registration.
+
+pub(crate) mod attr;
+pub(crate) mod device;
+pub(crate) mod link;
+pub(crate) mod udata;
+mod vtable;

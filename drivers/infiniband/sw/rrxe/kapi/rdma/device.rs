@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `struct ib_device` ownership and the typed driver vtable.
+//!
+//! A [`Device<T>`] is one allocation made by `_ib_alloc_device`: the C
+//! `ib_device` first, the driver's `T` after it.  The lifetime rules are
+//! ib_core's, made explicit:
+//!
+//! * `T` is initialised in place before the device is visible to anyone and
+//!   dropped exactly once, from ib_core's `dealloc_driver` callback, which
+//!   runs after the last verb callback has returned (on unregistration, or
+//!   when a registration fails).  [`Driver::release`] runs just before.
+//! * [`DeviceRef<T>`] holds a `get_device()` reference: the memory stays
+//!   valid, but `T` may already be gone, so it gives no access to `T`; it can
+//!   only unregister (waiting for a racing unregistration to finish).
+//! * [`Registered<T>`] holds an `ib_device` refcount, which blocks
+//!   unregistration, so it may deref to `Device<T>` and thus to `T`.
+//!
+//! Verb callbacks receive `&Device<T>`: ib_core only calls them between
+//! registration and `dealloc_driver`, so `T` is alive.
+
+use core::{marker::PhantomData, mem::size_of, ops::Deref, ptr::NonNull};
+use kernel::{bindings, prelude::*, sync::aref::ARef, types::Opaque, ThisModule};
+
+use super::attr::{DeviceCaps, PortCaps, PortImmutable};
+use super::udata::UData;
+use super::vtable::vtable;
+use crate::kapi::net::netdev::NetDevice;
+
+/// The only port of a RoCE soft device.
+pub(crate) const PORT: u32 = 1;
+
+/// What a driver provides to ib_core.  Every method is called in process
+/// context; verbs may run concurrently on several CPUs.
+pub(crate) trait Driver: Sized + Send + Sync + 'static {
+    /// `enum rdma_driver_id`: selects the rdma-core provider.
+    const DRIVER_ID: bindings::rdma_driver_id;
+    /// The driver's uverbs ABI version (sysfs `abi_version`), checked by the
+    /// provider.
+    const UVERBS_ABI_VERSION: u32;
+
+    /// The module implementing the driver (`ops.owner`): pins it while user
+    /// space has the device open, and tells its devices from others that
+    /// share the driver id.
+    fn owner() -> &'static ThisModule;
+
+    /// `query_device`: device capabilities.
+    fn query_device(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result<DeviceCaps>;
+    /// `query_port`: port attributes, computed now.
+    fn query_port(dev: &Device<Self>, port: u32) -> Result<PortCaps>;
+    /// `query_pkey`: the P_Key at `index`.
+    fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
+    /// `get_port_immutable`: called once at registration.
+    fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
+    /// `alloc_ucontext`: a user process opened the device.
+    fn alloc_ucontext(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result;
+    /// `dealloc_ucontext`: that context is gone.
+    fn dealloc_ucontext(dev: &Device<Self>);
+    /// `alloc_pd`: a protection domain is created.
+    fn alloc_pd(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result;
+    /// `dealloc_pd`: a protection domain is destroyed.
+    fn dealloc_pd(dev: &Device<Self>) -> Result;
+    /// A mandatory verb this driver does not implement was called; returns
+    /// the error to report (and may log it).
+    fn unsupported(dev: &Device<Self>, verb: &'static str) -> Error;
+    /// Called once, from `dealloc_driver`, just before `T` is dropped.
+    fn release(dev: &Device<Self>);
+}
+
+/// An RDMA device with driver data `T`.  See the module documentation for
+/// the lifetime rules.
+#[repr(C)]
+pub(crate) struct Device<T: Driver> {
+    ib: Opaque<bindings::ib_device>,
+    data: T,
+}
+
+// SAFETY: `ib_device` is built for concurrent use by ib_core; `T` is
+// `Send + Sync`.
+unsafe impl<T: Driver> Send for Device<T> {}
+// SAFETY: See above.
+unsafe impl<T: Driver> Sync for Device<T> {}
+
+impl<T: Driver> Deref for Device<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.data
+    }
+}
+
+/// Identity of a new device, written before registration.
+pub(crate) struct DeviceParams<'a> {
+    /// `node_desc` (at most 63 bytes are used).
+    pub(crate) node_desc: &'a [u8],
+    /// Node GUID, host order.
+    pub(crate) node_guid: u64,
+    /// Completion vectors to advertise.
+    pub(crate) num_comp_vectors: i32,
+}
+
+/// Returned by `ib_register_device` when the name is taken.
+const ENFILE: i32 = 23;
+
+impl<T: Driver> Device<T> {
+    /// Borrows the device behind a pointer ib_core passed to a callback.
+    ///
+    /// # Safety
+    ///
+    /// `ib` must be a device created by [`Device::<T>::register`] on which a
+    /// verb callback is running (so `dealloc_driver` has not run).
+    pub(super) unsafe fn from_raw<'a>(ib: *mut bindings::ib_device) -> &'a Self {
+        // SAFETY: `ib` is the first field of the `repr(C)` allocation and
+        // `data` is initialised (caller's contract).
+        unsafe { &*ib.cast::<Self>() }
+    }
+
+    /// Drops the driver data in place.
+    ///
+    /// # Safety
+    ///
+    /// Only from `dealloc_driver`: `ib` is a device of this type whose data
+    /// is initialised and will never be used again.
+    pub(super) unsafe fn drop_data(ib: *mut bindings::ib_device) {
+        // SAFETY: Per the function's contract.
+        unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ib.cast::<Self>()).data)) };
+    }
+
+    /// The C device.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+        self.ib.get()
+    }
+
+    /// The device name (e.g. `rrxe0`), copied: it may be renamed.
+    pub(crate) fn name(&self) -> crate::kapi::FixedName<64> {
+        // SAFETY: The device is live; `name` is a fixed array that renames
+        // rewrite in place, so a racing copy may be torn but is in bounds.
+        let name = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.as_raw()).name)) };
+        crate::kapi::FixedName::from_c_chars(&name)
+    }
+
+    /// Ethernet link speed of `port` as IB (speed, width), from ethtool.
+    /// Takes RTNL: not callable with RTNL held.
+    pub(crate) fn eth_speed(&self, port: u32) -> Result<(u16, u8)> {
+        let (mut speed, mut width) = (0u16, 0u8);
+        // SAFETY: Live device; the out pointers are valid locals.
+        kernel::error::to_result(unsafe {
+            bindings::ib_get_eth_speed(self.as_raw(), port, &mut speed, &mut width)
+        })?;
+        Ok((speed, width))
+    }
+
+    /// The net_device bound to `port`, referenced.
+    pub(crate) fn netdev(&self, port: u32) -> Option<ARef<NetDevice>> {
+        // SAFETY: The device is live; `ib_device_get_netdev` returns a held
+        // reference (or null), which moves into the `ARef`.
+        unsafe { NetDevice::from_owned_raw(bindings::ib_device_get_netdev(self.as_raw(), port)) }
+    }
+
+    /// Allocates a device, initialises `data` in place, binds `netdev` to
+    /// port 1 and registers it as `name`.  `before_register` runs with a
+    /// reference to the allocated device, before ib_core can see it: use it
+    /// to track the device.  Errors: `EEXIST` if the name is taken, or what
+    /// `data`, `before_register` or ib_core returned.  On every error path
+    /// whatever was initialised is dropped and the allocation freed.
+    pub(crate) fn register(
+        name: &CStr,
+        netdev: &NetDevice,
+        params: &DeviceParams<'_>,
+        data: impl PinInit<T, Error>,
+        before_register: impl FnOnce(&DeviceRef<T>) -> Result,
+    ) -> Result<DeviceRef<T>> {
+        const {
+            // kzalloc aligns to at least 8 bytes; ib_device first, at offset 0.
+            assert!(core::mem::align_of::<Self>() <= 8);
+        }
+        // SAFETY: `init_net` is the always-present initial namespace, as the
+        // C `ib_alloc_device()` macro passes it.
+        let ib = unsafe {
+            bindings::_ib_alloc_device(size_of::<Self>(), core::ptr::addr_of_mut!(bindings::init_net))
+        };
+        let ib = NonNull::new(ib).ok_or(ENOMEM)?;
+        let this = ib.as_ptr().cast::<Self>();
+
+        // SAFETY: `this` is a fresh, zeroed, suitably aligned allocation of
+        // `size_of::<Self>()` bytes; `data` is pinned there (the device is
+        // never moved) and a failed init leaves nothing to drop.
+        if let Err(e) = unsafe { data.__pinned_init(core::ptr::addr_of_mut!((*this).data)) } {
+            // SAFETY: No ops are set, so this only frees the allocation.
+            unsafe { bindings::ib_dealloc_device(ib.as_ptr()) };
+            return Err(e);
+        }
+
+        // From here on `dealloc_driver` owns `data`: any failure below goes
+        // through `ib_dealloc_device`, which drops it.
+        let ops = vtable::<T>();
+        // SAFETY: `ib` is a valid unregistered device we own exclusively;
+        // `ib_set_device_ops` copies `ops`.
+        unsafe {
+            bindings::ib_set_device_ops(ib.as_ptr(), &ops);
+            let d = ib.as_ptr();
+            let desc = &mut (*d).node_desc;
+            let room = desc.len() - 1;
+            for (dst, src) in desc.iter_mut().zip(params.node_desc.iter().take(room)) {
+                *dst = *src as kernel::ffi::c_char;
+            }
+            (*d).node_type = bindings::RDMA_NODE_IB_CA as u8;
+            (*d).phys_port_cnt = 1;
+            (*d).num_comp_vectors = params.num_comp_vectors;
+            (*d).local_dma_lkey = 0;
+            (*d).node_guid = params.node_guid.to_be();
+            (*d).name_assign_type = bindings::rdma_nl_name_assign_type_RDMA_NAME_ASSIGN_TYPE_USER;
+            // Same uverbs command mask additions as C rxe: librxe's doorbell
+            // (an empty post_send) and CQ arming go through the kernel.
+            (*d).uverbs_cmd_mask |= (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+                | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+        }
+
+        let dref = DeviceRef::<T>::new(ib);
+        let fail = |e: Error| -> Error {
+            // SAFETY: Registration failed or never happened, so ib_core
+            // requires us to deallocate; this runs `dealloc_driver`.
+            unsafe { bindings::ib_dealloc_device(ib.as_ptr()) };
+            e
+        };
+        before_register(&dref).map_err(fail)?;
+        // SAFETY: Valid device and referenced net_device; port 1 exists.
+        let ret = unsafe { bindings::ib_device_set_netdev(ib.as_ptr(), netdev.as_raw(), PORT) };
+        if ret != 0 {
+            return Err(fail(Error::from_errno(ret)));
+        }
+        // SAFETY: Valid device; `name` is NUL-terminated; no DMA device
+        // (software device, like C rxe).
+        let ret = unsafe { bindings::ib_register_device(ib.as_ptr(), name.as_ptr().cast(), core::ptr::null_mut()) };
+        if ret != 0 {
+            let e = if ret == -ENFILE { EEXIST } else { Error::from_errno(ret) };
+            return Err(fail(e));
+        }
+        Ok(dref)
+    }
+
+    /// The registered device of this driver bound to `netdev`, if any.
+    pub(crate) fn get_by_netdev(netdev: &NetDevice) -> Option<Registered<T>> {
+        // SAFETY: `netdev` is live; a non-null result carries a device
+        // refcount that `Registered` (or the put below) gives back.
+        let ib = unsafe { bindings::ib_device_get_by_netdev(netdev.as_raw(), T::DRIVER_ID) };
+        let ib = NonNull::new(ib)?;
+        // Another driver (C rxe) shares our driver id: ours are the devices
+        // whose ops belong to our module.
+        // SAFETY: The refcount keeps the device registered, so `ops` is
+        // stable and readable.
+        let ours = unsafe { (*ib.as_ptr()).ops.owner } == T::owner().as_ptr();
+        if !ours {
+            // SAFETY: Gives back the reference taken above.
+            unsafe { bindings::ib_device_put(ib.as_ptr()) };
+            return None;
+        }
+        Some(Registered { ptr: ib.cast(), _p: PhantomData })
+    }
+}
+
+/// Whether any registered device of `driver_id` (any driver using that id,
+/// e.g. C rxe as well as rrxe) is bound to `netdev`.
+pub(crate) fn driver_id_bound_to(netdev: &NetDevice, driver_id: bindings::rdma_driver_id) -> bool {
+    // SAFETY: `netdev` is live; the reference returned is put right away.
+    let ib = unsafe { bindings::ib_device_get_by_netdev(netdev.as_raw(), driver_id) };
+    if ib.is_null() {
+        return false;
+    }
+    // SAFETY: Gives back the reference just taken.
+    unsafe { bindings::ib_device_put(ib) };
+    true
+}
+
+/// A `get_device()` reference to a [`Device<T>`]: keeps the memory, not the
+/// driver data, alive.
+pub(crate) struct DeviceRef<T: Driver> {
+    ptr: NonNull<bindings::ib_device>,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: Only ib_core's thread-safe entry points are used through it.
+unsafe impl<T: Driver> Send for DeviceRef<T> {}
+// SAFETY: See above.
+unsafe impl<T: Driver> Sync for DeviceRef<T> {}
+
+impl<T: Driver> DeviceRef<T> {
+    fn new(ib: NonNull<bindings::ib_device>) -> Self {
+        // SAFETY: `ib` is a live device; `dev` is its embedded struct device.
+        unsafe { bindings::get_device(core::ptr::addr_of_mut!((*ib.as_ptr()).__bindgen_anon_1.dev)) };
+        Self { ptr: ib, _p: PhantomData }
+    }
+
+    /// Unregisters the device and waits until it is fully gone (its
+    /// `dealloc_driver` has run).  A no-op, after waiting, if it is already
+    /// unregistered or being unregistered by another path.
+    pub(crate) fn unregister(&self) {
+        // SAFETY: The memory is kept valid by our reference;
+        // `ib_unregister_device` serialises with every other unregistration
+        // on the device's `unregistration_lock`.
+        unsafe { bindings::ib_unregister_device(self.ptr.as_ptr()) };
+    }
+
+    /// Whether both refer to the same device.
+    pub(crate) fn ptr_eq(&self, other: &Self) -> bool {
+        self.ptr == other.ptr
+    }
+
+    /// Whether this refers to `dev`.
+    pub(crate) fn is(&self, dev: &Device<T>) -> bool {
+        self.ptr.as_ptr() == dev.as_raw()
+    }
+}
+
+impl<T: Driver> Clone for DeviceRef<T> {
+    fn clone(&self) -> Self {
+        Self::new(self.ptr)
+    }
+}
+
+impl<T: Driver> Drop for DeviceRef<T> {
+    fn drop(&mut self) {
+        // SAFETY: Gives back the reference taken in `new`; this may free
+        // the device, which nothing else here touches afterwards.
+        unsafe { bindings::put_device(core::ptr::addr_of_mut!((*self.ptr.as_ptr()).__bindgen_anon_1.dev)) };
+    }
+}
+
+/// A registered device held by an `ib_device` refcount (which blocks its
+/// unregistration), so its driver data is alive.
+pub(crate) struct Registered<T: Driver> {
+    ptr: NonNull<Device<T>>,
+    _p: PhantomData<T>,
+}
+
+impl<T: Driver> Deref for Registered<T> {
+    type Target = Device<T>;
+    fn deref(&self) -> &Device<T> {
+        // SAFETY: Our refcount keeps the device registered, hence `data`
+        // initialised (type invariant).
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: Driver> Registered<T> {
+    /// Queues unregistration on ib_core's workqueue (callable from
+    /// notifier context, where a synchronous unregister could deadlock).
+    pub(crate) fn unregister_queued(&self) {
+        // SAFETY: The device is registered and has `dealloc_driver` set.
+        unsafe { bindings::ib_unregister_device_queued(self.as_raw()) };
+    }
+}
+
+impl<T: Driver> Drop for Registered<T> {
+    fn drop(&mut self) {
+        // SAFETY: Gives back the refcount taken by `get_by_netdev`.
+        unsafe { bindings::ib_device_put(self.as_raw()) };
+    }
+}

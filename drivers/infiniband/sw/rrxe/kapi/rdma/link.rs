@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rdma link add NAME type TYPE netdev DEV`: registration of an RDMA link
+//! type (`struct rdma_link_ops`) whose `newlink` creates a device.
+
+use core::marker::PhantomData;
+use kernel::{bindings, error::from_result, prelude::*, types::Opaque};
+
+use crate::kapi::net::netdev::NetDevice;
+
+/// Creates devices for one `rdma link` type.
+pub(crate) trait LinkHandler: 'static {
+    /// The `type` word of `rdma link add` (e.g. `c"rrxe"`).
+    const TYPE: &'static CStr;
+
+    /// Creates and registers a device named `name` on `netdev`.  Called in
+    /// process context from the RDMA netlink handler, which holds a
+    /// reference on `netdev` for the call.
+    fn newlink(name: &CStr, netdev: &NetDevice) -> Result;
+}
+
+/// A registered link type; unregistered when dropped.
+#[pin_data(PinnedDrop)]
+pub(crate) struct LinkRegistration<H: LinkHandler> {
+    #[pin]
+    ops: Opaque<bindings::rdma_link_ops>,
+    _handler: PhantomData<H>,
+}
+
+// SAFETY: After registration only ib_core touches `ops`, under its
+// `link_ops_rwsem`.
+unsafe impl<H: LinkHandler> Send for LinkRegistration<H> {}
+// SAFETY: See above.
+unsafe impl<H: LinkHandler> Sync for LinkRegistration<H> {}
+
+impl<H: LinkHandler> LinkRegistration<H> {
+    /// Registers the link type.
+    pub(crate) fn register() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            ops <- Opaque::ffi_init(|slot: *mut bindings::rdma_link_ops| {
+                // SAFETY: `slot` is valid for writes and pinned until
+                // `drop` unregisters it; `TYPE` is a 'static C string.
+                unsafe {
+                    slot.write(bindings::rdma_link_ops {
+                        list: core::mem::zeroed(),
+                        type_: H::TYPE.as_ptr().cast(),
+                        newlink: Some(Self::newlink),
+                        dellink: None,
+                    });
+                    bindings::rdma_link_register(slot);
+                }
+            }),
+            _handler: PhantomData,
+        })
+    }
+
+    unsafe extern "C" fn newlink(
+        name: *const kernel::ffi::c_char,
+        ndev: *mut bindings::net_device,
+    ) -> kernel::ffi::c_int {
+        from_result(|| {
+            // SAFETY: nldev passes a NUL-terminated name from a validated
+            // netlink attribute and a net_device it holds a reference on
+            // until we return.
+            let (name, ndev) = unsafe { (CStr::from_ptr(name.cast()), NetDevice::from_raw(ndev)) };
+            H::newlink(name, ndev)?;
+            Ok(0)
+        })
+    }
+}
+
+#[pinned_drop]
+impl<H: LinkHandler> PinnedDrop for LinkRegistration<H> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: Registered in `register` and still pinned.
+        unsafe { bindings::rdma_link_unregister(self.ops.get()) };
+    }
+}

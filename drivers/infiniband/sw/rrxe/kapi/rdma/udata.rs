@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `struct ib_udata`: the driver-private part of a uverbs command, i.e. the
+//! user-space buffers that follow the core command and response.  Every
+//! access goes through ib_core's copy helpers, which validate lengths and
+//! user pointers.
+
+use kernel::{bindings, error::to_result, prelude::*};
+
+/// A borrowed user-data descriptor; absent (`None` at the call sites) for
+/// kernel callers.
+pub(crate) struct UData<'a> {
+    raw: &'a mut bindings::ib_udata,
+}
+
+impl<'a> UData<'a> {
+    /// Wraps a possibly-null pointer from ib_core.
+    ///
+    /// # Safety
+    ///
+    /// If non-null, `raw` points to an `ib_udata` that is valid and not
+    /// otherwise accessed for `'a`.
+    pub(crate) unsafe fn from_raw(raw: *mut bindings::ib_udata) -> Option<Self> {
+        // SAFETY: Per the function's contract.
+        unsafe { raw.as_mut() }.map(|raw| Self { raw })
+    }
+
+    /// Fails with `EOPNOTSUPP` unless the driver input is empty or all
+    /// zeroes: for verbs that define no driver request.
+    pub(crate) fn require_empty_input(&mut self) -> Result {
+        // SAFETY: `raw` is a valid udata (type invariant).
+        to_result(unsafe { bindings::ib_is_udata_in_empty(self.raw) })
+    }
+
+    /// Zero-fills the user's response buffer: for verbs that define no
+    /// driver response (forward compatibility of the uAPI).
+    pub(crate) fn respond_empty(&mut self) -> Result {
+        // SAFETY: `raw` is a valid udata (type invariant).
+        to_result(unsafe { bindings::ib_respond_empty_udata(self.raw) })
+    }
+}

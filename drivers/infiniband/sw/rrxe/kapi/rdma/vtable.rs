@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `struct ib_device_ops` built for a [`Driver`]: one C trampoline per
+//! verb, each recovering `&Device<T>` from the object ib_core passes and
+//! converting `Result` to an errno.  ib_core refuses to register a device
+//! without its mandatory verbs; those this driver does not implement yet are
+//! wired to [`Driver::unsupported`], which fails them with an errno.
+
+use core::mem::size_of;
+use kernel::{bindings, error::from_result, ffi::c_int, prelude::*};
+
+use super::device::{Device, Driver};
+use super::udata::UData;
+
+/// Builds the ops table for `T`; ib_core copies it (`ib_set_device_ops`).
+pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
+    // SAFETY: `ib_device_ops` is a C struct of nullable pointers and
+    // integers, for which all-zeroes is the valid "nothing set" value.
+    let mut ops: bindings::ib_device_ops = unsafe { core::mem::zeroed() };
+    ops.owner = T::owner().as_ptr();
+    ops.driver_id = T::DRIVER_ID;
+    ops.uverbs_abi_ver = T::UVERBS_ABI_VERSION;
+    ops.dealloc_driver = Some(dealloc_driver::<T>);
+    ops.query_device = Some(query_device::<T>);
+    ops.query_port = Some(query_port::<T>);
+    ops.query_pkey = Some(query_pkey::<T>);
+    ops.get_port_immutable = Some(get_port_immutable::<T>);
+    ops.get_link_layer = Some(get_link_layer);
+    ops.alloc_ucontext = Some(alloc_ucontext::<T>);
+    ops.dealloc_ucontext = Some(dealloc_ucontext::<T>);
+    ops.alloc_pd = Some(alloc_pd::<T>);
+    ops.dealloc_pd = Some(dealloc_pd::<T>);
+    ops.create_qp = Some(create_qp::<T>);
+    ops.modify_qp = Some(modify_qp::<T>);
+    ops.destroy_qp = Some(destroy_qp::<T>);
+    ops.post_send = Some(post_send::<T>);
+    ops.post_recv = Some(post_recv::<T>);
+    ops.create_cq = Some(create_cq::<T>);
+    ops.destroy_cq = Some(destroy_cq::<T>);
+    ops.poll_cq = Some(poll_cq::<T>);
+    ops.req_notify_cq = Some(req_notify_cq::<T>);
+    ops.get_dma_mr = Some(get_dma_mr::<T>);
+    ops.reg_user_mr = Some(reg_user_mr::<T>);
+    ops.dereg_mr = Some(dereg_mr::<T>);
+    // ib_core allocates these objects itself, with the driver's size; no
+    // driver data is attached to them yet.
+    ops.size_ib_ucontext = size_of::<bindings::ib_ucontext>();
+    ops.size_ib_pd = size_of::<bindings::ib_pd>();
+    ops.size_ib_qp = size_of::<bindings::ib_qp>();
+    ops.size_ib_cq = size_of::<bindings::ib_cq>();
+    ops
+}
+
+/// `dealloc_driver`: the end of `T`'s life (see the device module docs).
+unsafe extern "C" fn dealloc_driver<T: Driver>(ib: *mut bindings::ib_device) {
+    // SAFETY: ib_core calls this once per device, after the last verb
+    // callback returned and before freeing the memory; `T` was initialised
+    // before the ops (and thus this callback) were installed.
+    unsafe {
+        let dev = Device::<T>::from_raw(ib);
+        T::release(dev);
+        Device::<T>::drop_data(ib);
+    }
+}
+
+unsafe extern "C" fn query_device<T: Driver>(
+    ib: *mut bindings::ib_device,
+    attr: *mut bindings::ib_device_attr,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a live device, a writable attr and a valid
+        // or null udata for the duration of the call.
+        unsafe {
+            let caps = T::query_device(Device::<T>::from_raw(ib), UData::from_raw(udata))?;
+            caps.write_to(attr);
+        }
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn query_port<T: Driver>(
+    ib: *mut bindings::ib_device,
+    port: u32,
+    attr: *mut bindings::ib_port_attr,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: Live device, writable attr for the call.
+        unsafe { T::query_port(Device::<T>::from_raw(ib), port)?.write_to(attr) };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn query_pkey<T: Driver>(
+    ib: *mut bindings::ib_device,
+    port: u32,
+    index: u16,
+    pkey: *mut u16,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: Live device, writable `pkey` for the call.
+        unsafe { pkey.write(T::query_pkey(Device::<T>::from_raw(ib), port, index)?) };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn get_port_immutable<T: Driver>(
+    ib: *mut bindings::ib_device,
+    port: u32,
+    imm: *mut bindings::ib_port_immutable,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: Live device, writable `imm` for the call.
+        unsafe { T::port_immutable(Device::<T>::from_raw(ib), port)?.write_to(imm) };
+        Ok(0)
+    })
+}
+
+/// RoCE: every port is Ethernet.
+unsafe extern "C" fn get_link_layer(_ib: *mut bindings::ib_device, _port: u32) -> bindings::rdma_link_layer {
+    bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
+}
+
+unsafe extern "C" fn alloc_ucontext<T: Driver>(
+    uctx: *mut bindings::ib_ucontext,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a context whose `device` is ours and live,
+        // and a valid or null udata.
+        unsafe { T::alloc_ucontext(Device::<T>::from_raw((*uctx).device), UData::from_raw(udata))? };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn dealloc_ucontext<T: Driver>(uctx: *mut bindings::ib_ucontext) {
+    // SAFETY: As in `alloc_ucontext`.
+    unsafe { T::dealloc_ucontext(Device::<T>::from_raw((*uctx).device)) };
+}
+
+unsafe extern "C" fn alloc_pd<T: Driver>(pd: *mut bindings::ib_pd, udata: *mut bindings::ib_udata) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a PD whose `device` is ours and live.
+        unsafe { T::alloc_pd(Device::<T>::from_raw((*pd).device), UData::from_raw(udata))? };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn dealloc_pd<T: Driver>(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
+    from_result(|| {
+        // SAFETY: As in `alloc_pd`.
+        unsafe { T::dealloc_pd(Device::<T>::from_raw((*pd).device))? };
+        Ok(0)
+    })
+}
+
+/// Defines trampolines for mandatory verbs not implemented yet: each finds
+/// the device through the object's `device` field and fails with the error
+/// [`Driver::unsupported`] returns.
+macro_rules! unsupported_verbs {
+    ($( fn $name:ident($obj:ident: *mut $objty:ty $(, $arg:ident: $argty:ty)*) -> $ret:ty = $conv:expr; )*) => {$(
+        unsafe extern "C" fn $name<T: Driver>($obj: *mut $objty $(, $arg: $argty)*) -> $ret {
+            $( let _ = $arg; )*
+            // SAFETY: ib_core passes an object of our device, live for the call.
+            let dev = unsafe { Device::<T>::from_raw((*$obj).device) };
+            let err = T::unsupported(dev, stringify!($name));
+            ($conv)(err)
+        }
+    )*};
+}
+
+fn errno(e: Error) -> c_int {
+    e.to_errno()
+}
+
+fn err_ptr(e: Error) -> *mut bindings::ib_mr {
+    e.to_ptr()
+}
+
+unsupported_verbs! {
+    fn create_qp(qp: *mut bindings::ib_qp, a: *mut bindings::ib_qp_init_attr, u: *mut bindings::ib_udata) -> c_int = errno;
+    fn modify_qp(qp: *mut bindings::ib_qp, a: *mut bindings::ib_qp_attr, m: c_int, u: *mut bindings::ib_udata) -> c_int = errno;
+    fn destroy_qp(qp: *mut bindings::ib_qp, u: *mut bindings::ib_udata) -> c_int = errno;
+    fn post_send(qp: *mut bindings::ib_qp, w: *const bindings::ib_send_wr, b: *mut *const bindings::ib_send_wr) -> c_int = errno;
+    fn post_recv(qp: *mut bindings::ib_qp, w: *const bindings::ib_recv_wr, b: *mut *const bindings::ib_recv_wr) -> c_int = errno;
+    fn create_cq(cq: *mut bindings::ib_cq, a: *const bindings::ib_cq_init_attr, b: *mut bindings::uverbs_attr_bundle) -> c_int = errno;
+    fn destroy_cq(cq: *mut bindings::ib_cq, u: *mut bindings::ib_udata) -> c_int = errno;
+    fn poll_cq(cq: *mut bindings::ib_cq, n: c_int, wc: *mut bindings::ib_wc) -> c_int = errno;
+    fn req_notify_cq(cq: *mut bindings::ib_cq, f: bindings::ib_cq_notify_flags) -> c_int = errno;
+    fn get_dma_mr(pd: *mut bindings::ib_pd, f: c_int) -> *mut bindings::ib_mr = err_ptr;
+    fn reg_user_mr(pd: *mut bindings::ib_pd, s: u64, l: u64, v: u64, f: c_int, d: *mut bindings::ib_dmah, u: *mut bindings::ib_udata) -> *mut bindings::ib_mr = err_ptr;
+    fn dereg_mr(mr: *mut bindings::ib_mr, u: *mut bindings::ib_udata) -> c_int = errno;
+}

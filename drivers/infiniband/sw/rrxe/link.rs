@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The life of rrxe devices: `rdma link add NAME type rrxe netdev DEV`
+//! creates one (after checking the netdev), the netdev's unregistration or
+//! `rdma link delete` removes it, and module unload removes all that are
+//! left.  The registry below is how unload finds them: C rxe shares our
+//! driver id, so ib_core's per-driver-id teardown would take its devices too.
+
+use kernel::prelude::*;
+
+use crate::device::RrxeDev;
+use crate::kapi::net::{
+    netdev::{NetDevice, ARPHRD_ETHER},
+    notifier::{NetdevEvent, NetdevHandler},
+};
+use crate::kapi::rdma::{
+    device::{driver_id_bound_to, Device, DeviceParams, DeviceRef, Driver},
+    link::LinkHandler,
+};
+use crate::{param, rrxe_ratelimited};
+
+kernel::sync::global_lock! {
+    // SAFETY: Initialised by `init_registry` in module init, before the link
+    // type (the only source of devices) is registered.
+    unsafe(uninit) static DEVICES: Mutex<KVec<DeviceRef<RrxeDev>>> = KVec::new();
+}
+
+/// Initialises the registry.  Call exactly once, at module init.
+pub(crate) fn init_registry() {
+    // SAFETY: Called once, before any other use of `DEVICES`.
+    unsafe { DEVICES.init() };
+}
+
+/// Called from the device's `dealloc_driver`: drop it from the registry.
+pub(crate) fn forget(dev: &Device<RrxeDev>) {
+    let mut devices = DEVICES.lock();
+    if let Some(i) = devices.iter().position(|d| d.is(dev)) {
+        // Our `get_device` reference goes; ib_core still holds its own
+        // until `dealloc_driver` returns, so the memory outlives this call.
+        drop(devices.remove(i));
+    }
+}
+
+/// Owned by the module: dropping it (at unload, after the link type is
+/// unregistered, so no new devices) removes every rrxe device left.
+pub(crate) struct DevicesGuard;
+
+impl Drop for DevicesGuard {
+    fn drop(&mut self) {
+        remove_all();
+        pr_info!("rrxe: all devices removed\n");
+    }
+}
+
+/// Unregisters every rrxe device and waits for each to be gone.
+fn remove_all() {
+    loop {
+        let next = DEVICES.lock().first().cloned();
+        let Some(dev) = next else { break };
+        // Returns once `dealloc_driver` (hence `forget`) has run, also when
+        // another path (netdev removal, `rdma link delete`) got there first.
+        dev.unregister();
+        // Defensive: if ib_core never called `dealloc_driver` for it (a
+        // registration that never completed), drop our entry ourselves so
+        // this loop ends.
+        let mut devices = DEVICES.lock();
+        if let Some(i) = devices.iter().position(|d| d.ptr_eq(&dev)) {
+            drop(devices.remove(i));
+        }
+    }
+}
+
+/// Why a netdev cannot carry an rrxe device, as an errno.
+fn check_netdev(netdev: &NetDevice) -> Result<[u8; 6]> {
+    if netdev.is_vlan() {
+        rrxe_ratelimited!(pr_err, "rrxe: {}: VLAN devices are not supported, use the real device\n", netdev.name());
+        return Err(EPERM);
+    }
+    if netdev.link_type() != ARPHRD_ETHER {
+        rrxe_ratelimited!(
+            pr_err,
+            "rrxe: {}: not an Ethernet device (link type {}); RoCE needs Ethernet\n",
+            netdev.name(),
+            netdev.link_type()
+        );
+        return Err(EINVAL);
+    }
+    let Some(mac) = netdev.mac() else {
+        rrxe_ratelimited!(pr_err, "rrxe: {}: has no Ethernet address\n", netdev.name());
+        return Err(EINVAL);
+    };
+    if driver_id_bound_to(netdev, RrxeDev::DRIVER_ID) {
+        rrxe_ratelimited!(pr_err, "rrxe: {}: already has an rxe/rrxe device\n", netdev.name());
+        return Err(EEXIST);
+    }
+    Ok(mac)
+}
+
+/// The `rrxe` link type.
+pub(crate) struct RrxeLink;
+
+impl LinkHandler for RrxeLink {
+    const TYPE: &'static CStr = c"rrxe";
+
+    fn newlink(name: &CStr, netdev: &NetDevice) -> Result {
+        let mac = check_netdev(netdev)?;
+        let dev = RrxeDev::new(mac);
+        let params = DeviceParams {
+            node_desc: param::NODE_DESC,
+            node_guid: dev.guid(),
+            num_comp_vectors: kernel::cpu::nr_cpu_ids() as i32,
+        };
+        let res = Device::register(name, netdev, &params, Ok::<_, Error>(dev), |d| {
+            DEVICES.lock().push(d.clone(), GFP_KERNEL)?;
+            Ok(())
+        });
+        match res {
+            Ok(_registered) => {
+                pr_info!("rrxe: {}: added on {}\n", name.to_str().unwrap_or("?"), netdev.name());
+                Ok(())
+            }
+            Err(e) => {
+                rrxe_ratelimited!(
+                    pr_err,
+                    "rrxe: {}: cannot add on {}: error {}\n",
+                    name.to_str().unwrap_or("?"),
+                    netdev.name(),
+                    e.to_errno()
+                );
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Netdev events that concern rrxe devices.  Port state and GID changes
+/// are ib_core's job (it watches the same chain); rrxe only removes a
+/// device whose netdev goes away.
+pub(crate) struct RrxeNetdevEvents;
+
+impl NetdevHandler for RrxeNetdevEvents {
+    fn event(event: NetdevEvent, netdev: &NetDevice) {
+        if event != NetdevEvent::Unregister {
+            return;
+        }
+        if let Some(dev) = Device::<RrxeDev>::get_by_netdev(netdev) {
+            pr_info!("rrxe: {}: removing, {} is unregistering\n", dev.name(), netdev.name());
+            // Under RTNL here: unregister asynchronously, as C rxe does.
+            dev.unregister_queued();
+        }
+    }
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Device and port parameters of an rrxe device: the resource limits it
+//! reports (the same as C rxe's, so applications size themselves alike) and
+//! the capability bits, which claim only what rrxe implements today.
+
+use kernel::bindings;
+
+use crate::kapi::rdma::attr::DeviceCaps;
+
+/// The largest count C rxe uses for "practically unlimited" resources.
+const DEFAULT_MAX: i32 = 1 << 20;
+
+/// Vendor id 0xffffff: "no vendor", as C rxe.
+pub(crate) const VENDOR_ID: u32 = 0x00ff_ffff;
+/// Written to `node_desc`.
+pub(crate) const NODE_DESC: &[u8] = b"rrxe";
+/// Scatter/gather entries per work request.
+pub(crate) const MAX_SGE: i32 = 32;
+/// Entries per CQ: 2^15 - 1.
+pub(crate) const MAX_CQE: i32 = (1 << 15) - 1;
+/// Protection domains per device.
+pub(crate) const MAX_PD: i32 = DEFAULT_MAX;
+/// Hardware-like QP numbers below this are reserved (QP0/QP1 and spare).
+pub(crate) const MIN_QP_INDEX: i32 = 16;
+/// Memory regions: indices 1 .. 2^19.
+pub(crate) const MAX_MR: i32 = (DEFAULT_MAX >> 1) - 1;
+/// Memory windows take the upper half of the key space.
+pub(crate) const MAX_MW: i32 = DEFAULT_MAX - (DEFAULT_MAX >> 1) - 1;
+/// SRQs start at index 0x20001.
+pub(crate) const MIN_SRQ_INDEX: i32 = 0x0002_0001;
+/// Address handles: 2^15 - 1.
+pub(crate) const MAX_AH: i32 = (1 << 15) - 1;
+
+/// GID table entries per port.
+pub(crate) const GID_TBL_LEN: i32 = 1024;
+/// P_Key table entries per port (only the default P_Key).
+pub(crate) const PKEY_TBL_LEN: u16 = 1;
+/// The default full-membership P_Key.
+pub(crate) const DEFAULT_PKEY: u16 = 0xffff;
+/// Largest message: 2 GiB.
+pub(crate) const MAX_MSG_SZ: u32 = 1 << 31;
+/// `IB_PORT_CM_SUP` (include/rdma/ib_mad.h): the port runs a CM, so
+/// rdma_cm and ib_cm accept it.
+pub(crate) const PORT_CAP_CM_SUP: u32 = 1 << 16;
+/// `IB_MGMT_MAD_SIZE`: a 256-byte MAD.
+pub(crate) const MAX_MAD_SIZE: u32 = 256;
+
+/// Device capability bits rrxe can honour now.  C rxe also claims memory
+/// windows, memory-management extensions, SRQ resize, APM, flush and atomic
+/// write; rrxe claims each with the verbs that implement it.
+const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR as u64
+    | bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR as u64
+    | bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64
+    | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64;
+
+/// What `query_device` reports for a device whose system image GUID is
+/// `sys_image_guid`.
+pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
+    DeviceCaps {
+        sys_image_guid,
+        max_mr_size: u64::MAX,
+        page_size_cap: 0xffff_f000,
+        vendor_id: VENDOR_ID,
+        max_qp: DEFAULT_MAX - MIN_QP_INDEX,
+        max_qp_wr: DEFAULT_MAX,
+        device_cap_flags: DEVICE_CAP_FLAGS,
+        // `rdma link delete` may remove the device.
+        kernel_cap_flags: bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64,
+        max_send_sge: MAX_SGE,
+        max_recv_sge: MAX_SGE,
+        max_sge_rd: MAX_SGE,
+        max_cq: DEFAULT_MAX,
+        max_cqe: MAX_CQE,
+        max_mr: MAX_MR,
+        max_pd: MAX_PD,
+        max_qp_rd_atom: 128,
+        max_res_rd_atom: 0x3f000,
+        max_qp_init_rd_atom: 128,
+        // Atomics are claimed once the responder executes them.
+        atomic_cap: bindings::ib_atomic_cap_IB_ATOMIC_NONE,
+        max_mw: MAX_MW,
+        max_mcast_grp: 8192,
+        max_mcast_qp_attach: 56,
+        max_total_mcast_qp_attach: 0x70000,
+        max_ah: MAX_AH,
+        max_srq: DEFAULT_MAX - MIN_SRQ_INDEX,
+        max_srq_wr: DEFAULT_MAX,
+        max_srq_sge: 27,
+        max_fast_reg_page_list_len: 512,
+        max_pkeys: 64,
+        local_ca_ack_delay: 15,
+        ..DeviceCaps::default()
+    }
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rdma_rrxe: a soft RoCEv2 RDMA device written in Rust.
+//!
+//! `rdma link add NAME type rrxe netdev DEV` creates an `ib_core` device on
+//! an Ethernet netdev that the unmodified rdma-core userspace drives through
+//! its rxe provider (same driver id and uverbs ABI as the C `rdma_rxe`).
+//!
+//! Layout: `kapi` is the only unsafe code (safe wrappers over ib_core and
+//! netdev C APIs); `proto` is the pure, no_std protocol core shared with the
+//! host test build; the remaining modules are driver logic.
+
+use kernel::prelude::*;
+
+mod device;
+mod kapi;
+mod link;
+mod param;
+mod port;
+
+/// The pure protocol core (drivers/infiniband/sw/rrxe/proto), built into the
+/// module from the same sources as the host crate.
+#[allow(dead_code, unreachable_pub)]
+mod proto {
+    #[path = "../proto/src/gid.rs"]
+    pub(crate) mod gid;
+}
+
+use kapi::{net::notifier::NetdevNotifier, rdma::link::LinkRegistration};
+
+module! {
+    type: RrxeModule,
+    name: "rdma_rrxe",
+    authors: ["rrxe developers"],
+    description: "Soft RoCEv2 RDMA device in Rust (rxe-compatible)",
+    license: "GPL",
+    alias: ["rdma-link-rrxe"],
+}
+
+/// The module's state.  Fields are dropped in declaration order, which is
+/// the teardown order: no new devices, then no devices, then no notifier.
+#[pin_data]
+struct RrxeModule {
+    /// `rdma link add ... type rrxe`.
+    #[pin]
+    link: LinkRegistration<link::RrxeLink>,
+    /// Removes the devices left at unload.
+    devices: link::DevicesGuard,
+    /// Netdev removal removes the device on it; kept until all devices are
+    /// gone, so a netdev vanishing during unload is still handled.
+    #[pin]
+    notifier: NetdevNotifier<link::RrxeNetdevEvents>,
+}
+
+/// The module handle, for ib_core's `owner` field.
+pub(crate) fn module_ref() -> &'static ThisModule {
+    &THIS_MODULE
+}
+
+impl kernel::InPlaceModule for RrxeModule {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        link::init_registry();
+        // Initialised in this order: the notifier before the link type, so
+        // no device exists without netdev-removal coverage.
+        try_pin_init!(Self {
+            notifier <- NetdevNotifier::register(),
+            devices: link::DevicesGuard,
+            link <- LinkRegistration::register(),
+        })
+    }
+}

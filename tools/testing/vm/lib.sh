@@ -1,0 +1,37 @@
+# Helpers for VM scenarios (sourced inside the test VM).  A scenario is a
+# bash script that exits 0 on success; `fail MSG` ends it with a message.
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "  # $*"; }
+
+# Runs "$@" and requires it to fail with a message matching $1 (ERE).
+expect_fail() {
+	local pattern=$1; shift
+	local out
+	if out=$("$@" 2>&1); then fail "expected failure: $*"; fi
+	echo "$out" | grep -Eqi -- "$pattern" || fail "'$*' failed, but not with /$pattern/: $out"
+	note "refused as expected: $* -> $(echo "$out" | head -1)"
+}
+
+# veth pair NAME0/NAME1, both up, in the current namespace.
+mkveth() {
+	modprobe veth
+	ip link add "$1" type veth peer name "$2"
+	ip link set "$1" up
+	ip link set "$2" up
+}
+
+# Waits up to $1 seconds for a command to succeed.
+wait_for() {
+	local t=$1; shift
+	local i
+	for ((i = 0; i < t * 10; i++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
+# One field of `ibv_devinfo -v -d DEV` (first match), e.g. devinfo rrxe0 state
+devinfo() {
+	ibv_devinfo -v -d "$1" | sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -1
+}
+
+has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
