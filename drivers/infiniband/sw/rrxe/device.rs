@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(caps.atomic_cap, bindings::ib_atomic_cap_IB_ATOMIC_NONE);
         let mw = bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64;
         assert_eq!(caps.device_cap_flags & mw, 0);
-        assert_ne!(caps.kernel_cap_flags & bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64, 0);
+        assert_ne!(caps.kernel_cap_flags & u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG), 0);
         assert_eq!(caps.vendor_id, 0xffffff);
     }
 }

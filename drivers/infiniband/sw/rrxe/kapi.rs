@@ -33,7 +33,7 @@ impl<const N: usize> FixedName<N> {
     pub(crate) fn from_c_chars(chars: &[kernel::ffi::c_char; N]) -> Self {
         let mut out = [0u8; N];
         for (o, c) in out.iter_mut().zip(chars.iter()) {
-            *o = *c as u8;
+            *o = *c;
         }
         Self(out)
     }

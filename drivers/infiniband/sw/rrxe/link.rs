@@ -25,10 +25,18 @@ kernel::sync::global_lock! {
     unsafe(uninit) static DEVICES: Mutex<KVec<DeviceRef<RrxeDev>>> = KVec::new();
 }
 
+kernel::sync::global_lock! {
+    // SAFETY: Initialised by `init_registry`, like `DEVICES`.
+    unsafe(uninit) static NEWLINK: Mutex<()> = ();
+}
+
 /// Initialises the registry.  Call exactly once, at module init.
 pub(crate) fn init_registry() {
-    // SAFETY: Called once, before any other use of `DEVICES`.
-    unsafe { DEVICES.init() };
+    // SAFETY: Called once, before any other use of `DEVICES` or `NEWLINK`.
+    unsafe {
+        DEVICES.init();
+        NEWLINK.init();
+    }
 }
 
 /// Called from the device's `dealloc_driver`: drop it from the registry.
@@ -103,6 +111,9 @@ impl LinkHandler for RrxeLink {
     const TYPE: &'static CStr = c"rrxe";
 
     fn newlink(name: &CStr, netdev: &NetDevice) -> Result {
+        // ib_core runs `rdma link add` requests concurrently; serialise ours
+        // so two cannot both pass the one-device-per-netdev check.
+        let _serial = NEWLINK.lock();
         let mac = check_netdev(netdev)?;
         let dev = RrxeDev::new(mac);
         let params = DeviceParams {

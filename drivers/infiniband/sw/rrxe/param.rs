@@ -66,7 +66,7 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_qp_wr: DEFAULT_MAX,
         device_cap_flags: DEVICE_CAP_FLAGS,
         // `rdma link delete` may remove the device.
-        kernel_cap_flags: bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64,
+        kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,
         max_sge_rd: MAX_SGE,

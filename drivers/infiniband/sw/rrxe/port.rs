@@ -55,7 +55,7 @@ pub(crate) fn port_caps(link: LinkState) -> PortCaps {
 /// The immutable port data ib_core records at registration.
 pub(crate) fn port_immutable() -> PortImmutable {
     PortImmutable {
-        pkey_tbl_len: param::PKEY_TBL_LEN as i32,
+        pkey_tbl_len: i32::from(param::PKEY_TBL_LEN),
         gid_tbl_len: param::GID_TBL_LEN,
         core_cap_flags: CORE_CAP_ROCE_UDP_ENCAP,
         max_mad_size: param::MAX_MAD_SIZE,

@@ -31,7 +31,7 @@ impl NetdevEvent {
     fn from_raw(ev: u64) -> Self {
         let ev32 = ev as u32;
         match ev32 {
-            _ if ev32 as u64 != ev => Self::Other(ev),
+            _ if u64::from(ev32) != ev => Self::Other(ev),
             bindings::netdev_cmd_NETDEV_UP => Self::Up,
             bindings::netdev_cmd_NETDEV_DOWN => Self::Down,
             bindings::netdev_cmd_NETDEV_CHANGE => Self::Change,
@@ -85,6 +85,10 @@ impl<H: NetdevHandler> NetdevNotifier<H> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Only called by the netdevice notifier chain, with a
+    /// `netdev_notifier_info` for a live device.
     unsafe extern "C" fn call(
         _nb: *mut bindings::notifier_block,
         event: kernel::ffi::c_ulong,

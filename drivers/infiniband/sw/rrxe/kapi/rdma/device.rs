@@ -230,7 +230,7 @@ impl<T: Driver> Device<T> {
         }
         // SAFETY: Valid device; `name` is NUL-terminated; no DMA device
         // (software device, like C rxe).
-        let ret = unsafe { bindings::ib_register_device(ib.as_ptr(), name.as_ptr().cast(), core::ptr::null_mut()) };
+        let ret = unsafe { bindings::ib_register_device(ib.as_ptr(), name.as_char_ptr(), core::ptr::null_mut()) };
         if ret != 0 {
             let e = if ret == -ENFILE { EEXIST } else { Error::from_errno(ret) };
             return Err(fail(e));

@@ -43,7 +43,7 @@ impl<H: LinkHandler> LinkRegistration<H> {
                 unsafe {
                     slot.write(bindings::rdma_link_ops {
                         list: core::mem::zeroed(),
-                        type_: H::TYPE.as_ptr().cast(),
+                        type_: H::TYPE.as_char_ptr(),
                         newlink: Some(Self::newlink),
                         dellink: None,
                     });
@@ -54,6 +54,10 @@ impl<H: LinkHandler> LinkRegistration<H> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Only called by ib_core's netlink handler with a NUL-terminated name
+    /// and a net_device it holds a reference on for the call.
     unsafe extern "C" fn newlink(
         name: *const kernel::ffi::c_char,
         ndev: *mut bindings::net_device,
@@ -62,7 +66,7 @@ impl<H: LinkHandler> LinkRegistration<H> {
             // SAFETY: nldev passes a NUL-terminated name from a validated
             // netlink attribute and a net_device it holds a reference on
             // until we return.
-            let (name, ndev) = unsafe { (CStr::from_ptr(name.cast()), NetDevice::from_raw(ndev)) };
+            let (name, ndev) = unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(ndev)) };
             H::newlink(name, ndev)?;
             Ok(0)
         })

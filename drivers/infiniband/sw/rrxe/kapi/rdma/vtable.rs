@@ -52,6 +52,11 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
 }
 
 /// `dealloc_driver`: the end of `T`'s life (see the device module docs).
+///
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn dealloc_driver<T: Driver>(ib: *mut bindings::ib_device) {
     // SAFETY: ib_core calls this once per device, after the last verb
     // callback returned and before freeing the memory; `T` was initialised
@@ -63,6 +68,10 @@ unsafe extern "C" fn dealloc_driver<T: Driver>(ib: *mut bindings::ib_device) {
     }
 }
 
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn query_device<T: Driver>(
     ib: *mut bindings::ib_device,
     attr: *mut bindings::ib_device_attr,
@@ -79,6 +88,10 @@ unsafe extern "C" fn query_device<T: Driver>(
     })
 }
 
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn query_port<T: Driver>(
     ib: *mut bindings::ib_device,
     port: u32,
@@ -91,6 +104,10 @@ unsafe extern "C" fn query_port<T: Driver>(
     })
 }
 
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn query_pkey<T: Driver>(
     ib: *mut bindings::ib_device,
     port: u32,
@@ -104,6 +121,10 @@ unsafe extern "C" fn query_pkey<T: Driver>(
     })
 }
 
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn get_port_immutable<T: Driver>(
     ib: *mut bindings::ib_device,
     port: u32,
@@ -117,10 +138,19 @@ unsafe extern "C" fn get_port_immutable<T: Driver>(
 }
 
 /// RoCE: every port is Ethernet.
+///
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn get_link_layer(_ib: *mut bindings::ib_device, _port: u32) -> bindings::rdma_link_layer {
     bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
 }
 
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn alloc_ucontext<T: Driver>(
     uctx: *mut bindings::ib_ucontext,
     udata: *mut bindings::ib_udata,
@@ -133,11 +163,19 @@ unsafe extern "C" fn alloc_ucontext<T: Driver>(
     })
 }
 
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn dealloc_ucontext<T: Driver>(uctx: *mut bindings::ib_ucontext) {
     // SAFETY: As in `alloc_ucontext`.
     unsafe { T::dealloc_ucontext(Device::<T>::from_raw((*uctx).device)) };
 }
 
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn alloc_pd<T: Driver>(pd: *mut bindings::ib_pd, udata: *mut bindings::ib_udata) -> c_int {
     from_result(|| {
         // SAFETY: ib_core passes a PD whose `device` is ours and live.
@@ -146,6 +184,10 @@ unsafe extern "C" fn alloc_pd<T: Driver>(pd: *mut bindings::ib_pd, udata: *mut b
     })
 }
 
+/// # Safety
+///
+/// Only called by ib_core, through the ops table, with the arguments its
+/// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn dealloc_pd<T: Driver>(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
     from_result(|| {
         // SAFETY: As in `alloc_pd`.
@@ -159,6 +201,9 @@ unsafe extern "C" fn dealloc_pd<T: Driver>(pd: *mut bindings::ib_pd, _udata: *mu
 /// [`Driver::unsupported`] returns.
 macro_rules! unsupported_verbs {
     ($( fn $name:ident($obj:ident: *mut $objty:ty $(, $arg:ident: $argty:ty)*) -> $ret:ty = $conv:expr; )*) => {$(
+        /// # Safety
+        ///
+        /// Only called by ib_core with a live object of our device.
         unsafe extern "C" fn $name<T: Driver>($obj: *mut $objty $(, $arg: $argty)*) -> $ret {
             $( let _ = $arg; )*
             // SAFETY: ib_core passes an object of our device, live for the call.
