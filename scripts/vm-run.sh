@@ -43,10 +43,14 @@ share() { # tag path [ro]
 	echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap$ro -device virtio-9p-pci,fsdev=$1,mount_tag=$1"
 }
 
+# One CPU per socket: the kernel has no ACPI, and SeaBIOS's MP table, which
+# it reads instead, describes one processor per socket.
+cpus=${VM_CPUS:-2}
+
 set +e
 # shellcheck disable=SC2046
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
-	-machine pc -accel tcg,thread=multi -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2048}" \
+	-machine pc -accel tcg,thread=multi -cpu max -smp "$cpus,sockets=$cpus,cores=1" -m "${VM_MEM:-2048}" \
 	-nodefaults -no-user-config -display none -serial stdio -monitor none -no-reboot \
 	-kernel "$KDIR/arch/x86/boot/bzImage" -append "$append" \
 	$(share rrxe_root / ro) \

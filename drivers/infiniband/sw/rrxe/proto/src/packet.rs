@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A parsed RoCE transport packet: a zero-copy view over the bytes from the
+//! BTH through the ICRC (C rxe's `pkt->hdr` .. `pkt->hdr + pkt->paylen`).
+//!
+//! [`Packet::parse`] does what C `rxe_rcv()` does before looking at any QP:
+//! the buffer must hold a BTH, the opcode must be known, and the buffer must
+//! be at least header length + pad + ICRC long.  After that every accessor
+//! is infallible in practice; they still return `Option` rather than index,
+//! so no input can make them panic.  Semantic checks live in `validate`.
+
+use super::aeth::Aeth;
+use super::atmack::AtomicAck;
+use super::atmeth::AtomicEth;
+use super::bth::Bth;
+use super::deth::Deth;
+use super::feth::Feth;
+use super::header::Header;
+use super::icrc::ICRC_LEN;
+use super::ieth::Ieth;
+use super::immdt::Immdt;
+use super::ip::{locate, L3Error, RoceLayout};
+use super::opcode::{opcode_info, ExtHeader, OpcodeInfo};
+use super::psn::Psn;
+use super::rdeth::Rdeth;
+use super::reth::Reth;
+
+/// Why bytes are not a transport packet.  C rxe silently drops all of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// Fewer bytes than a BTH.
+    TooShort,
+    /// An opcode missing from the opcode table.
+    UnknownOpcode(u8),
+    /// Shorter than the opcode's headers + pad + ICRC.
+    Truncated {
+        /// Bytes needed.
+        need: usize,
+        /// Bytes present.
+        have: usize,
+    },
+    /// (From [`Packet::parse_l3`]) the IP/UDP framing is unusable.
+    L3(L3Error),
+}
+
+/// A parsed transport packet.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet<'a> {
+    bytes: &'a [u8],
+    bth: &'a Bth,
+    info: &'static OpcodeInfo,
+    payload_len: usize,
+}
+
+impl<'a> Packet<'a> {
+    /// Parses `roce`: BTH through ICRC, nothing after (the UDP payload).
+    pub fn parse(roce: &'a [u8]) -> Result<Self, ParseError> {
+        let (bth, _) = Bth::parse(roce).map_err(|_| ParseError::TooShort)?;
+        let info = opcode_info(bth.opcode()).ok_or(ParseError::UnknownOpcode(bth.opcode()))?;
+        let need = info.header_len() + usize::from(bth.pad()) + ICRC_LEN;
+        let payload_len = roce.len().checked_sub(need).ok_or(ParseError::Truncated {
+            need,
+            have: roce.len(),
+        })?;
+        Ok(Packet {
+            bytes: roce,
+            bth,
+            info,
+            payload_len,
+        })
+    }
+
+    /// Locates the RoCE packet in a full L3 packet (IP header first) and
+    /// parses it; also returns the layout.
+    pub fn parse_l3(l3: &'a [u8]) -> Result<(Self, RoceLayout), ParseError> {
+        let lay = locate(l3).map_err(ParseError::L3)?;
+        let roce = l3
+            .get(lay.bth_offset..lay.end())
+            .ok_or(ParseError::L3(L3Error::BadUdpLength))?;
+        Ok((Packet::parse(roce)?, lay))
+    }
+
+    /// All bytes, BTH through ICRC.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Length from the BTH through the ICRC (C `paylen`).
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Never true for a parsed packet (it has at least a BTH and an ICRC).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The BTH.
+    pub fn bth(&self) -> &'a Bth {
+        self.bth
+    }
+
+    /// Opcode byte.
+    pub fn opcode(&self) -> u8 {
+        self.bth.opcode()
+    }
+
+    /// Opcode table entry.
+    pub fn info(&self) -> &'static OpcodeInfo {
+        self.info
+    }
+
+    /// Packet sequence number.
+    pub fn psn(&self) -> Psn {
+        self.bth.psn()
+    }
+
+    /// Destination QP number.
+    pub fn dest_qpn(&self) -> u32 {
+        self.bth.qpn()
+    }
+
+    /// Length of BTH plus extension headers.
+    pub fn header_len(&self) -> usize {
+        self.info.header_len()
+    }
+
+    /// Pad count from the BTH.
+    pub fn pad(&self) -> usize {
+        usize::from(self.bth.pad())
+    }
+
+    /// Payload length, pad excluded (C `payload_size()`).
+    pub fn payload_len(&self) -> usize {
+        self.payload_len
+    }
+
+    /// Payload bytes, pad excluded.
+    pub fn payload(&self) -> &'a [u8] {
+        let start = self.header_len();
+        self.bytes
+            .get(start..start.saturating_add(self.payload_len))
+            .unwrap_or(&[])
+    }
+
+    /// ICRC as stored (the `u32` whose little-endian bytes are on the wire).
+    pub fn icrc(&self) -> u32 {
+        let mut le = [0u8; ICRC_LEN];
+        let start = self.bytes.len().saturating_sub(ICRC_LEN);
+        if let Some(b) = self.bytes.get(start..) {
+            if b.len() == ICRC_LEN {
+                le.copy_from_slice(b);
+            }
+        }
+        u32::from_le_bytes(le)
+    }
+
+    fn ext<T: Header>(&self, h: ExtHeader) -> Option<&'a T> {
+        let off = self.info.offset(h)?;
+        let (t, _) = T::parse(self.bytes.get(off..)?).ok()?;
+        Some(t)
+    }
+
+    /// RDETH, if the opcode carries one.
+    pub fn rdeth(&self) -> Option<&'a Rdeth> {
+        self.ext(ExtHeader::Rdeth)
+    }
+
+    /// DETH, if the opcode carries one.
+    pub fn deth(&self) -> Option<&'a Deth> {
+        self.ext(ExtHeader::Deth)
+    }
+
+    /// FETH, if the opcode carries one.
+    pub fn feth(&self) -> Option<&'a Feth> {
+        self.ext(ExtHeader::Feth)
+    }
+
+    /// RETH, if the opcode carries one.
+    pub fn reth(&self) -> Option<&'a Reth> {
+        self.ext(ExtHeader::Reth)
+    }
+
+    /// AtomicETH, if the opcode carries one.
+    pub fn atmeth(&self) -> Option<&'a AtomicEth> {
+        self.ext(ExtHeader::AtmEth)
+    }
+
+    /// AETH, if the opcode carries one.
+    pub fn aeth(&self) -> Option<&'a Aeth> {
+        self.ext(ExtHeader::Aeth)
+    }
+
+    /// AtomicAckETH, if the opcode carries one.
+    pub fn atmack(&self) -> Option<&'a AtomicAck> {
+        self.ext(ExtHeader::AtmAck)
+    }
+
+    /// Immediate data, if the opcode carries it.
+    pub fn immdt(&self) -> Option<&'a Immdt> {
+        self.ext(ExtHeader::Immdt)
+    }
+
+    /// IETH, if the opcode carries one.
+    pub fn ieth(&self) -> Option<&'a Ieth> {
+        self.ext(ExtHeader::Ieth)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::opcode::{RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_ONLY};
+    use super::*;
+
+    #[test]
+    fn parse_minimal() {
+        let mut b = [0u8; 16];
+        b[0] = RC_SEND_ONLY;
+        let p = Packet::parse(&b).unwrap();
+        assert_eq!(p.payload_len(), 0);
+        assert!(p.payload().is_empty());
+        assert!(p.reth().is_none());
+        assert_eq!(
+            Packet::parse(&b[..15]).err(),
+            Some(ParseError::Truncated { need: 16, have: 15 })
+        );
+        assert_eq!(Packet::parse(&b[..11]).err(), Some(ParseError::TooShort));
+        b[0] = 0x15;
+        assert_eq!(
+            Packet::parse(&b).err(),
+            Some(ParseError::UnknownOpcode(0x15))
+        );
+    }
+
+    #[test]
+    fn parse_ext_headers() {
+        let mut b = [0u8; 32 + 5 + 3 + 4];
+        b[0] = RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+        b[1] = 0x30; // pad 3
+        b[12 + 15] = 5; // RETH length 5
+        b[28..32].copy_from_slice(&[9, 8, 7, 6]);
+        b[32..37].copy_from_slice(b"hello");
+        let p = Packet::parse(&b).unwrap();
+        assert_eq!(p.reth().map(|r| r.len()), Some(5));
+        assert_eq!(p.immdt().map(|i| i.raw()), Some([9, 8, 7, 6]));
+        assert_eq!(p.payload(), b"hello");
+        assert_eq!(p.pad(), 3);
+    }
+}
