@@ -86,7 +86,7 @@ build() {
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$KDIR/arch/x86/boot/bzImage" ]; then
 		return
 	fi
-	log "building kernel $KEY (make -j$JOBS; a cold build takes ~30 min on 2 cores)"
+	log "building kernel $KEY (make -j$JOBS; a cold build takes 5-6 min on 2 cores)"
 	local t0=$SECONDS
 	make -C "$KDIR" -s ARCH=x86_64 -j"$JOBS" bzImage modules
 	make -C "$KDIR" -s ARCH=x86_64 INSTALL_MOD_PATH="$KMODROOT" modules_install >/dev/null

@@ -3,7 +3,8 @@
 # userspace read-only over virtio-9p, the way virtme-ng does it), run CMD as
 # root inside, stream its output, exit with CMD's exit status.
 #
-# Inside the VM: the repo is at the same path as on the host (read-only),
+# Inside the VM: the repo is at the same path as on the host (read-only,
+# its own share, so a clone under /tmp or /root is visible too),
 # /lib/modules/$KVER holds the cached kernel's modules plus rdma_rrxe (so
 # `modprobe rdma_rrxe` and `modprobe rdma_rxe` work), $RRXE_OUT is a
 # writable directory shared with the host, /tmp is a tmpfs.
@@ -56,6 +57,7 @@ timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
 	$(share rrxe_root / ro) \
 	$(share rrxe_mods "$KMODROOT/lib/modules/$kver" ro) \
 	$(share rrxe_out "$OUT") \
+	$(share rrxe_top "$RRXE_TOP" ro) \
 	</dev/null
 qrc=$?
 set -e

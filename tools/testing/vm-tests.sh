@@ -13,8 +13,9 @@ rm -f "$RRXE_OUT"/*.log "$RRXE_OUT"/*.dmesg "$RRXE_OUT"/vm.tap "$RRXE_OUT"/kunit
 bash "$top/scripts/vm-run.sh" "bash tools/testing/vm/run-scenarios.sh ${1:-}"
 vmrc=$?
 
-vm_pass=$(grep -c '^ok ' "$RRXE_OUT/vm.tap" 2>/dev/null)
-vm_fail=$(grep -c '^not ok ' "$RRXE_OUT/vm.tap" 2>/dev/null)
+vm_pass=$(grep -c '^ok ' "$RRXE_OUT/vm.tap" 2>/dev/null || true)
+vm_fail=$(grep -c '^not ok ' "$RRXE_OUT/vm.tap" 2>/dev/null || true)
+vm_pass=${vm_pass:-0} vm_fail=${vm_fail:-0}
 if [ $vmrc != 0 ] || ! grep -q '^1\.\.' "$RRXE_OUT/vm.tap" 2>/dev/null; then
 	echo "vm: the VM run did not complete (exit $vmrc)" >&2
 	vm_fail=$((vm_fail + 1))
