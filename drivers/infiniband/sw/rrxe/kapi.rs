@@ -9,6 +9,7 @@
 //! about RoCE; it is shaped so that its pieces could move upstream as
 //! `kernel::rdma` and `kernel::net`.  Driver logic above it is safe Rust.
 
+pub(crate) mod crc32;
 pub(crate) mod net;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma;

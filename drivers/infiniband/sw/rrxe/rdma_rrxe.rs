@@ -13,6 +13,7 @@
 use kernel::prelude::*;
 
 mod device;
+mod icrc;
 mod kapi;
 mod link;
 mod param;
