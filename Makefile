@@ -11,14 +11,16 @@ TOOLENV := . $(TOP)/scripts/lib.sh && rrxe_toolchain_env
 KO := drivers/infiniband/sw/rrxe/rdma_rrxe.ko
 RS_SRCS := $(shell find drivers/infiniband/sw/rrxe -name '*.rs' -not -path '*/target/*' -not -path '*/fuzz/*' -not -path '*/tests/*' -not -path '*/benches/*')
 
-.PHONY: all setup kernel module vm-run demo test host-test vm-test bench clean help
+.PHONY: all setup kernel module vm-run demo test host-test vm-test bench fuzz clippy clean help
 all: module
 
 help:
 	@echo "make demo               set up, build kernel+module, boot the VM, show rrxe"
 	@echo "make test               run every test; ends with 'N passed, N failed'"
 	@echo "make vm-run CMD='...'   boot the test VM and run CMD as root"
-	@echo "make module | kernel | setup | bench | clean"
+	@echo "make bench              benchmarks (not tests), ratios in out/bench/summary.txt"
+	@echo "make fuzz [FUZZ_SECONDS=600]   libFuzzer on the protocol core's parser"
+	@echo "make module | kernel | setup | clippy | clean"
 
 setup:
 	@bash scripts/setup.sh
@@ -57,8 +59,16 @@ vm-test: module
 test: module
 	@bash tools/testing/run-all.sh
 
-bench: module
+bench: setup
 	@bash tools/testing/bench.sh
+
+# Coverage-guided fuzzing of the protocol core (FUZZ_SECONDS, default 600).
+fuzz: setup
+	@bash tools/testing/fuzz.sh $(FUZZ_SECONDS)
+
+# The module under the kernel's clippy configuration.
+clippy: kernel
+	@$(TOOLENV) && touch drivers/infiniband/sw/rrxe/rdma_rrxe.rs && $(MAKE) -s -C $(KDIR) M=$(TOP) CLIPPY=1 modules
 
 clean:
 	@$(TOOLENV) && $(MAKE) -s -C $(KDIR) M=$(TOP) clean 2>/dev/null || true

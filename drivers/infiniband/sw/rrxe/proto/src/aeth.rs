@@ -13,7 +13,7 @@
 
 use zerocopy::big_endian::U32;
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
 /// Syndrome bits of the AETH word.
 pub const AETH_SYN_MASK: u32 = 0xff00_0000;
@@ -34,23 +34,11 @@ pub const AETH_ACK_UNLIMITED: u8 = 0x1f;
 /// Credit code meaning "no credit information" / unlimited.
 pub const CREDITS_UNLIMITED: u8 = 0x1f;
 
-/// ACK extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Aeth {
-    smsn: U32,
+wire_header! {
+    /// ACK extended transport header.
+    pub struct Aeth {
+        smsn: U32,
+    }
 }
 
 impl Header for Aeth {}

@@ -4,25 +4,13 @@
 
 use zerocopy::big_endian::U64;
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
-/// Atomic acknowledge extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct AtomicAck {
-    orig: U64,
+wire_header! {
+    /// Atomic acknowledge extended transport header.
+    pub struct AtomicAck {
+        orig: U64,
+    }
 }
 
 impl Header for AtomicAck {}

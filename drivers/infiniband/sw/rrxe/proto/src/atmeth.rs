@@ -6,28 +6,16 @@
 
 use zerocopy::big_endian::{U32, U64};
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
-/// Atomic extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct AtomicEth {
-    va: U64,
-    rkey: U32,
-    swap_add: U64,
-    comp: U64,
+wire_header! {
+    /// Atomic extended transport header.
+    pub struct AtomicEth {
+        va: U64,
+        rkey: U32,
+        swap_add: U64,
+        comp: U64,
+    }
 }
 
 impl Header for AtomicEth {}

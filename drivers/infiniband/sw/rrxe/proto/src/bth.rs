@@ -14,7 +14,7 @@
 
 use zerocopy::big_endian::{U16, U32};
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 use super::psn::Psn;
 
 /// The only transport header version defined (`TVer`).
@@ -46,27 +46,15 @@ pub const BTH_PSN_MASK: u32 = 0x00ff_ffff;
 /// Destination QPN that addresses a multicast group.
 pub const MULTICAST_QPN: u32 = 0x00ff_ffff;
 
-/// Base Transport Header, viewed in place over packet bytes.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Bth {
-    opcode: u8,
-    flags: u8,
-    pkey: U16,
-    qpn: U32,
-    apsn: U32,
+wire_header! {
+    /// Base Transport Header, viewed in place over packet bytes.
+    pub struct Bth {
+        opcode: u8,
+        flags: u8,
+        pkey: U16,
+        qpn: U32,
+        apsn: U32,
+    }
 }
 
 impl Header for Bth {}

@@ -4,31 +4,19 @@
 
 use zerocopy::big_endian::U32;
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
 /// The well-known Q_Key of the general services QP (QP1).
 pub const GSI_QKEY: u32 = 0x8001_0000;
 /// Source-QP bits of the second word.
 pub const DETH_SQP_MASK: u32 = 0x00ff_ffff;
 
-/// Datagram extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Deth {
-    qkey: U32,
-    sqp: U32,
+wire_header! {
+    /// Datagram extended transport header.
+    pub struct Deth {
+        qkey: U32,
+        sqp: U32,
+    }
 }
 
 impl Header for Deth {}

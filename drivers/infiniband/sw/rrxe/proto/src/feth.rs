@@ -4,7 +4,7 @@
 
 use zerocopy::big_endian::U32;
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
 /// Placement-type bits.
 pub const FETH_PLT_MASK: u32 = 0x0000_000f;
@@ -21,23 +21,11 @@ pub const FLUSH_RANGE: u32 = 0;
 /// Selectivity: the whole memory region (`IB_FLUSH_MR`).
 pub const FLUSH_MR: u32 = 1;
 
-/// Flush extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Feth {
-    bits: U32,
+wire_header! {
+    /// Flush extended transport header.
+    pub struct Feth {
+        bits: U32,
+    }
 }
 
 impl Header for Feth {}

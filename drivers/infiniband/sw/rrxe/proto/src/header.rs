@@ -61,3 +61,28 @@ pub trait Header: FromBytes + IntoBytes + KnownLayout + Immutable + Unaligned + 
         }
     }
 }
+
+/// Declares a wire header: a `repr(C)` struct of byte-aligned big-endian
+/// fields with the zerocopy derives that make it a view over packet bytes
+/// (and the usual value traits).  Used by every header type.
+macro_rules! wire_header {
+    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        $(#[$meta])*
+        #[derive(
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            Hash,
+            zerocopy_derive::FromBytes,
+            zerocopy_derive::IntoBytes,
+            zerocopy_derive::KnownLayout,
+            zerocopy_derive::Immutable,
+            zerocopy_derive::Unaligned,
+        )]
+        #[repr(C)]
+        pub struct $name { $($body)* }
+    };
+}
+pub(crate) use wire_header;

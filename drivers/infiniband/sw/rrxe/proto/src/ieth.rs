@@ -4,25 +4,13 @@
 
 use zerocopy::big_endian::U32;
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
-/// Invalidate extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Ieth {
-    rkey: U32,
+wire_header! {
+    /// Invalidate extended transport header.
+    pub struct Ieth {
+        rkey: U32,
+    }
 }
 
 impl Header for Ieth {}

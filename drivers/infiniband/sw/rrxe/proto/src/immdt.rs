@@ -3,25 +3,13 @@
 //! delivered to the receiver's completion exactly as sent, which in the
 //! kernel is a `__be32`; [`Immdt::raw`] gives those bytes unchanged.
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
-/// Immediate data extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Immdt {
-    imm: [u8; 4],
+wire_header! {
+    /// Immediate data extended transport header.
+    pub struct Immdt {
+        imm: [u8; 4],
+    }
 }
 
 impl Header for Immdt {}

@@ -11,7 +11,7 @@
 
 use zerocopy::big_endian::U16;
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
 /// UDP destination port of RoCEv2.
 pub const ROCE_V2_UDP_DPORT: u16 = 4791;
@@ -24,32 +24,20 @@ pub const IPV6_HDR_LEN: usize = 40;
 /// UDP header length.
 pub const UDP_HDR_LEN: usize = 8;
 
-/// IPv4 header (without options).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Ipv4Hdr {
-    ver_ihl: u8,
-    tos: u8,
-    tot_len: U16,
-    id: U16,
-    frag_off: U16,
-    ttl: u8,
-    protocol: u8,
-    check: U16,
-    saddr: [u8; 4],
-    daddr: [u8; 4],
+wire_header! {
+    /// IPv4 header (without options).
+    pub struct Ipv4Hdr {
+        ver_ihl: u8,
+        tos: u8,
+        tot_len: U16,
+        id: U16,
+        frag_off: U16,
+        ttl: u8,
+        protocol: u8,
+        check: U16,
+        saddr: [u8; 4],
+        daddr: [u8; 4],
+    }
 }
 
 impl Header for Ipv4Hdr {}
@@ -137,28 +125,16 @@ impl Ipv4Hdr {
     }
 }
 
-/// IPv6 fixed header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Ipv6Hdr {
-    ver_tc_flow: [u8; 4],
-    payload_len: U16,
-    nexthdr: u8,
-    hop_limit: u8,
-    saddr: [u8; 16],
-    daddr: [u8; 16],
+wire_header! {
+    /// IPv6 fixed header.
+    pub struct Ipv6Hdr {
+        ver_tc_flow: [u8; 4],
+        payload_len: U16,
+        nexthdr: u8,
+        hop_limit: u8,
+        saddr: [u8; 16],
+        daddr: [u8; 16],
+    }
 }
 
 impl Header for Ipv6Hdr {}
@@ -226,26 +202,14 @@ impl Ipv6Hdr {
     }
 }
 
-/// UDP header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct UdpHdr {
-    sport: U16,
-    dport: U16,
-    len: U16,
-    check: U16,
+wire_header! {
+    /// UDP header.
+    pub struct UdpHdr {
+        sport: U16,
+        dport: U16,
+        len: U16,
+        check: U16,
+    }
 }
 
 impl Header for UdpHdr {}

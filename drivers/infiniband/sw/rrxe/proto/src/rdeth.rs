@@ -4,28 +4,16 @@
 
 use zerocopy::big_endian::U32;
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
 /// EE-context bits.
 pub const RDETH_EEN_MASK: u32 = 0x00ff_ffff;
 
-/// Reliable datagram extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Rdeth {
-    een: U32,
+wire_header! {
+    /// Reliable datagram extended transport header.
+    pub struct Rdeth {
+        een: U32,
+    }
 }
 
 impl Header for Rdeth {}

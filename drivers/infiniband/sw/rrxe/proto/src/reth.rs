@@ -4,30 +4,18 @@
 
 use zerocopy::big_endian::{U32, U64};
 
-use super::header::Header;
+use super::header::{wire_header, Header};
 
 /// Largest DMA length a responder accepts (C rxe, IBA C9-94): 2^31.
 pub const RETH_MAX_DMA_LEN: u32 = 1 << 31;
 
-/// RDMA extended transport header.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    zerocopy_derive::FromBytes,
-    zerocopy_derive::IntoBytes,
-    zerocopy_derive::KnownLayout,
-    zerocopy_derive::Immutable,
-    zerocopy_derive::Unaligned,
-)]
-#[repr(C)]
-pub struct Reth {
-    va: U64,
-    rkey: U32,
-    len: U32,
+wire_header! {
+    /// RDMA extended transport header.
+    pub struct Reth {
+        va: U64,
+        rkey: U32,
+        len: U32,
+    }
 }
 
 impl Header for Reth {}
