@@ -110,6 +110,20 @@ impl Driver for RrxeDev {
         Ok(port::port_immutable())
     }
 
+    type Cq = crate::cq::RrxeCq;
+
+    fn create_cq(
+        _dev: &Device<Self>,
+        attr: crate::kapi::rdma::cq::CqAttr,
+        user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
+    ) -> Result<(Self::Cq, u32)> {
+        crate::cq::create(attr, user)
+    }
+
+    fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool> {
+        crate::cq::req_notify(cq, flags)
+    }
+
     fn alloc_ucontext(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result {
         if let Some(mut u) = udata {
             u.require_empty_input()?;

@@ -12,12 +12,14 @@
 
 use kernel::prelude::*;
 
+mod cq;
 mod device;
 mod icrc;
 mod kapi;
 mod link;
 mod param;
 mod port;
+mod queue;
 
 /// The pure protocol core (drivers/infiniband/sw/rrxe/proto), built into the
 /// module from the same sources as the host crate `rrxe_proto`.  Its

@@ -5,7 +5,9 @@
 //! query verbs fill, user-data buffers, and `rdma link` type registration.
 
 pub(crate) mod attr;
+pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;
 pub(crate) mod udata;
+pub(crate) mod umap;
 mod vtable;

@@ -52,6 +52,18 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
     /// `get_port_immutable`: called once at registration.
     fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
+    /// Driver data of a completion queue.
+    type Cq: Send + Sync;
+    /// `create_cq`: returns the CQ's data and its real capacity (>= the
+    /// requested number of entries).  `user` is `None` for kernel callers.
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: super::cq::CqAttr,
+        user: Option<super::cq::UserCaller<'_>>,
+    ) -> Result<(Self::Cq, u32)>;
+    /// `req_notify_cq`: arm the CQ with `IB_CQ_*` flags; `Ok(true)` if
+    /// `IB_CQ_REPORT_MISSED_EVENTS` was asked and completions are pending.
+    fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool>;
     /// `alloc_ucontext`: a user process opened the device.
     fn alloc_ucontext(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result;
     /// `dealloc_ucontext`: that context is gone.

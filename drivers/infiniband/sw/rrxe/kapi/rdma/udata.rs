@@ -38,4 +38,11 @@ impl<'a> UData<'a> {
         // SAFETY: `raw` is a valid udata (type invariant).
         to_result(unsafe { bindings::ib_respond_empty_udata(self.raw) })
     }
+
+    /// Copies `resp` to the user's response buffer, truncated or
+    /// zero-padded to its length (ib_core's forward-compatibility rule).
+    pub(crate) fn respond(&mut self, resp: &[u8]) -> Result {
+        // SAFETY: `raw` is a valid udata; `resp` is readable for its length.
+        to_result(unsafe { bindings::_ib_respond_udata(self.raw, resp.as_ptr().cast(), resp.len()) })
+    }
 }

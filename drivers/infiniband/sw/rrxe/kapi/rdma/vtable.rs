@@ -35,19 +35,21 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.destroy_qp = Some(destroy_qp::<T>);
     ops.post_send = Some(post_send::<T>);
     ops.post_recv = Some(post_recv::<T>);
-    ops.create_cq = Some(create_cq::<T>);
-    ops.destroy_cq = Some(destroy_cq::<T>);
+    ops.create_cq = Some(super::cq::create_cq::<T>);
+    ops.destroy_cq = Some(super::cq::destroy_cq::<T>);
     ops.poll_cq = Some(poll_cq::<T>);
-    ops.req_notify_cq = Some(req_notify_cq::<T>);
+    ops.req_notify_cq = Some(super::cq::req_notify_cq::<T>);
+    ops.mmap = Some(super::umap::mmap);
+    ops.mmap_free = Some(super::umap::mmap_free);
     ops.get_dma_mr = Some(get_dma_mr::<T>);
     ops.reg_user_mr = Some(reg_user_mr::<T>);
     ops.dereg_mr = Some(dereg_mr::<T>);
-    // ib_core allocates these objects itself, with the driver's size; no
-    // driver data is attached to them yet.
+    // ib_core allocates these objects itself, with the driver's size; CQs
+    // carry the driver's `Cq` after the C struct.
     ops.size_ib_ucontext = size_of::<bindings::ib_ucontext>();
     ops.size_ib_pd = size_of::<bindings::ib_pd>();
     ops.size_ib_qp = size_of::<bindings::ib_qp>();
-    ops.size_ib_cq = size_of::<bindings::ib_cq>();
+    ops.size_ib_cq = size_of::<super::cq::CqObj<T>>();
     ops
 }
 
@@ -228,10 +230,7 @@ unsupported_verbs! {
     fn destroy_qp(qp: *mut bindings::ib_qp, u: *mut bindings::ib_udata) -> c_int = errno;
     fn post_send(qp: *mut bindings::ib_qp, w: *const bindings::ib_send_wr, b: *mut *const bindings::ib_send_wr) -> c_int = errno;
     fn post_recv(qp: *mut bindings::ib_qp, w: *const bindings::ib_recv_wr, b: *mut *const bindings::ib_recv_wr) -> c_int = errno;
-    fn create_cq(cq: *mut bindings::ib_cq, a: *const bindings::ib_cq_init_attr, b: *mut bindings::uverbs_attr_bundle) -> c_int = errno;
-    fn destroy_cq(cq: *mut bindings::ib_cq, u: *mut bindings::ib_udata) -> c_int = errno;
     fn poll_cq(cq: *mut bindings::ib_cq, n: c_int, wc: *mut bindings::ib_wc) -> c_int = errno;
-    fn req_notify_cq(cq: *mut bindings::ib_cq, f: bindings::ib_cq_notify_flags) -> c_int = errno;
     fn get_dma_mr(pd: *mut bindings::ib_pd, f: c_int) -> *mut bindings::ib_mr = err_ptr;
     fn reg_user_mr(pd: *mut bindings::ib_pd, s: u64, l: u64, v: u64, f: c_int, d: *mut bindings::ib_dmah, u: *mut bindings::ib_udata) -> *mut bindings::ib_mr = err_ptr;
     fn dereg_mr(mr: *mut bindings::ib_mr, u: *mut bindings::ib_udata) -> c_int = errno;

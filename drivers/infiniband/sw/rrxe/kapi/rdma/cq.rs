@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Completion queues: ib_core allocates `struct ib_cq` with room for the
+//! driver's [`Driver::Cq`] after it (`size_ib_cq`); `create_cq` moves the
+//! driver value in, `destroy_cq` drops it.  Other CQ verbs borrow it.
+
+use kernel::{bindings, error::from_result, ffi::c_int, prelude::*, types::Opaque};
+
+use super::device::{Device, Driver};
+use super::udata::UData;
+use super::umap::UserContext;
+
+/// A CQ object as ib_core allocates it for driver `T`.
+#[repr(C)]
+pub(super) struct CqObj<T: Driver> {
+    ib: Opaque<bindings::ib_cq>,
+    data: core::mem::MaybeUninit<T::Cq>,
+}
+
+/// What `create_cq` asks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CqAttr {
+    /// Minimum number of entries.
+    pub(crate) cqe: u32,
+    /// Completion vector.
+    pub(crate) comp_vector: u32,
+    /// `IB_UVERBS_CQ_FLAGS_*`; drivers reject what they do not support.
+    pub(crate) flags: u32,
+}
+
+/// The caller of `create_cq`, when it is a user process.
+pub(crate) struct UserCaller<'a> {
+    /// The process's device context (for mmap entries).
+    pub(crate) ctx: UserContext<'a>,
+    /// Its driver-specific request and response buffers.
+    pub(crate) udata: UData<'a>,
+}
+
+/// `create_cq`.
+///
+/// # Safety
+///
+/// Only called by ib_core with a CQ object of our size whose `device` is
+/// ours, and a null or valid attribute bundle.
+pub(super) unsafe extern "C" fn create_cq<T: Driver>(
+    cq: *mut bindings::ib_cq,
+    attr: *const bindings::ib_cq_init_attr,
+    attrs: *mut bindings::uverbs_attr_bundle,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core's contract: live CQ of our device, readable attr,
+        // and for user callers a bundle whose context and udata are valid
+        // for the call.
+        unsafe {
+            let dev = Device::<T>::from_raw((*cq).device);
+            let a = &*attr;
+            let user = if attrs.is_null() || (*attrs).__bindgen_anon_1.__bindgen_anon_1.context.is_null() {
+                None
+            } else {
+                let b = &mut (*attrs).__bindgen_anon_1.__bindgen_anon_1;
+                Some(UserCaller {
+                    ctx: UserContext::from_raw(b.context),
+                    udata: UData::from_raw(&mut b.driver_udata).ok_or(EINVAL)?,
+                })
+            };
+            let req = CqAttr { cqe: a.cqe, comp_vector: a.comp_vector, flags: a.flags };
+            let (data, cqe) = T::create_cq(dev, req, user)?;
+            (*cq).cqe = cqe as c_int;
+            (*cq.cast::<CqObj<T>>()).data.write(data);
+        }
+        Ok(0)
+    })
+}
+
+/// The driver data of a CQ ib_core passes to a verb.
+///
+/// # Safety
+///
+/// `cq` is a CQ of driver `T` between a successful `create_cq` and its
+/// `destroy_cq`.
+unsafe fn data<'a, T: Driver>(cq: *mut bindings::ib_cq) -> &'a T::Cq {
+    // SAFETY: Per the function's contract, `data` is initialised.
+    unsafe { (*cq.cast::<CqObj<T>>()).data.assume_init_ref() }
+}
+
+/// `destroy_cq`.
+///
+/// # Safety
+///
+/// Only called by ib_core, once, for a CQ created by `create_cq`.
+pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(cq: *mut bindings::ib_cq, _u: *mut bindings::ib_udata) -> c_int {
+    // SAFETY: The CQ was created (ib_core only destroys created CQs) and is
+    // never used by a verb again.
+    unsafe { (*cq.cast::<CqObj<T>>()).data.assume_init_drop() };
+    0
+}
+
+/// `req_notify_cq`.
+///
+/// # Safety
+///
+/// Only called by ib_core for a live CQ created by `create_cq`.
+pub(super) unsafe extern "C" fn req_notify_cq<T: Driver>(
+    cq: *mut bindings::ib_cq,
+    flags: bindings::ib_cq_notify_flags,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: Live, created CQ.
+        let missed = T::req_notify_cq(unsafe { data::<T>(cq) }, flags)?;
+        Ok(c_int::from(missed))
+    })
+}

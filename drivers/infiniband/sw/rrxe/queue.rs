@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ring shared with librxe (`struct rxe_queue_buf` of
+//! include/uapi/rdma/rdma_user_rxe.h): a 384-byte header with the element
+//! size, index mask, producer and consumer indices on separate cache lines,
+//! then a power-of-two number of slots.  One slot stays empty, so a queue of
+//! `n` slots holds `n - 1` elements.  Indices written by the other side are
+//! untrusted: every read is masked before use.
+
+use crate::kapi::rdma::umap::{UserContext, UserMapping};
+use kernel::prelude::*;
+
+/// Byte offsets in the header.
+const OFF_LOG2_ELEM_SIZE: usize = 0;
+const OFF_INDEX_MASK: usize = 4;
+const OFF_PRODUCER: usize = 128;
+const OFF_CONSUMER: usize = 256;
+/// Size of the header; slots start here.
+pub(crate) const HEADER_LEN: usize = 384;
+
+/// Geometry of a queue able to hold `want` elements of `elem_size` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    /// Slots (a power of two).
+    pub(crate) slots: u32,
+    /// log2 of the slot size.
+    pub(crate) log2_elem_size: u32,
+}
+
+impl Geometry {
+    /// The smallest geometry holding `want` (>= 1) elements of at least
+    /// `elem_size` bytes, or `EINVAL` beyond `max` elements.
+    pub(crate) fn new(want: u32, elem_size: u32, max: u32) -> Result<Self> {
+        if want == 0 || want > max || elem_size == 0 {
+            return Err(EINVAL);
+        }
+        let slots = want.checked_add(1).and_then(u32::checked_next_power_of_two).ok_or(EINVAL)?;
+        let log2_elem_size = elem_size.checked_next_power_of_two().ok_or(EINVAL)?.trailing_zeros();
+        Ok(Self { slots, log2_elem_size })
+    }
+
+    /// Elements the queue can hold.
+    pub(crate) fn capacity(&self) -> u32 {
+        self.slots - 1
+    }
+
+    /// Total bytes, header included.
+    pub(crate) fn byte_len(&self) -> usize {
+        HEADER_LEN + ((self.slots as usize) << self.log2_elem_size)
+    }
+}
+
+/// A queue whose memory user space maps.
+pub(crate) struct UserQueue {
+    map: UserMapping,
+    geo: Geometry,
+}
+
+impl UserQueue {
+    /// Allocates the queue in `ctx` and writes its header.
+    pub(crate) fn new(ctx: &UserContext<'_>, geo: Geometry) -> Result<Self> {
+        let map = UserMapping::new(ctx, geo.byte_len())?;
+        map.store(OFF_LOG2_ELEM_SIZE, geo.log2_elem_size)?;
+        map.store(OFF_INDEX_MASK, geo.slots - 1)?;
+        Ok(Self { map, geo })
+    }
+
+    /// The `mminfo` librxe maps: (offset, size).
+    pub(crate) fn mminfo(&self) -> (u64, u32) {
+        (self.map.offset(), self.map.len() as u32)
+    }
+
+    /// Entries between consumer and producer, from the shared indices
+    /// (masked: the user-written one cannot point outside the ring).
+    pub(crate) fn count(&self) -> Result<u32> {
+        let mask = self.geo.slots - 1;
+        let p = self.map.load(OFF_PRODUCER)? & mask;
+        let c = self.map.load(OFF_CONSUMER)? & mask;
+        Ok(p.wrapping_sub(c) & mask)
+    }
+}
+
+#[kernel::macros::kunit_tests(rrxe_queue)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_keeps_one_slot_free() {
+        let g = Geometry::new(100, 48, 32767).unwrap();
+        assert_eq!(g.slots, 128);
+        assert_eq!(g.capacity(), 127);
+        assert_eq!(g.log2_elem_size, 6);
+        assert_eq!(g.byte_len(), 384 + 128 * 64);
+        assert_eq!(Geometry::new(127, 64, 32767).unwrap().slots, 128);
+        assert_eq!(Geometry::new(128, 64, 32767).unwrap().slots, 256);
+    }
+
+    #[test]
+    fn geometry_rejects_bad_sizes() {
+        assert!(Geometry::new(0, 64, 100).is_err());
+        assert!(Geometry::new(101, 64, 100).is_err());
+        assert!(Geometry::new(u32::MAX, 64, u32::MAX).is_err());
+        assert!(Geometry::new(1, 0, 100).is_err());
+    }
+}
