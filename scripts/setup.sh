@@ -8,7 +8,7 @@ rrxe_toolchain_env
 
 PKGS=(build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
 	qemu-system-x86 iproute2 ibverbs-utils ibverbs-providers rdmacm-utils
-	perftest rdma-core python3)
+	perftest rdma-core python3 python3-pyverbs tcpdump bc)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
