@@ -11,7 +11,8 @@ use crate::kapi::rdma::{
     device::{Device, Driver, PORT},
     udata::UData,
 };
-use crate::{link, param, port, proto::gid, rrxe_ratelimited};
+use crate::mr::{MrTable, RrxeMr, UNSUPPORTED_ACCESS};
+use crate::{kapi::rdma::mr::UserMemory, link, param, port, proto::gid, rrxe_ratelimited};
 
 /// The uverbs ABI of include/uapi/rdma/rdma_user_rxe.h that librxe speaks.
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
@@ -19,6 +20,7 @@ pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
 const MAX_UCONTEXT: u32 = 1 << 20;
 
 /// Driver data of one rrxe device.
+#[pin_data]
 pub(crate) struct RrxeDev {
     /// Node, port and system image GUID: the EUI-64 of the MAC.
     guid: u64,
@@ -26,12 +28,20 @@ pub(crate) struct RrxeDev {
     pds: AtomicU32,
     /// Live user contexts.
     ucontexts: AtomicU32,
+    /// Registered memory regions by key.
+    #[pin]
+    mrs: MrTable,
 }
 
 impl RrxeDev {
     /// Driver data for a device on a netdev whose MAC is `mac`.
-    pub(crate) fn new(mac: [u8; 6]) -> Self {
-        Self { guid: gid::guid_from_mac(mac), pds: AtomicU32::new(0), ucontexts: AtomicU32::new(0) }
+    pub(crate) fn new(mac: [u8; 6]) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            guid: gid::guid_from_mac(mac),
+            pds: AtomicU32::new(0),
+            ucontexts: AtomicU32::new(0),
+            mrs <- MrTable::new(),
+        })
     }
 
     /// The node GUID (host order).
@@ -111,6 +121,32 @@ impl Driver for RrxeDev {
     }
 
     type Cq = crate::cq::RrxeCq;
+    type Mr = RrxeMr;
+
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        start: u64,
+        length: u64,
+        iova: u64,
+        access: u32,
+        udata: Option<UData<'_>>,
+    ) -> Result<(Self::Mr, u32)> {
+        if access & UNSUPPORTED_ACCESS != 0 {
+            rrxe_ratelimited!(pr_warn, "rrxe: {}: reg_mr: access {:#x} not supported\n", dev.name(), access);
+            return Err(crate::kapi::eopnotsupp());
+        }
+        if let Some(mut u) = udata {
+            u.require_empty_input()?;
+        }
+        let mem = UserMemory::pin(dev, start, length, access)?;
+        let mr = dev.mrs.register(mem, iova, length, access)?;
+        let key = mr.state_key();
+        Ok((mr, key))
+    }
+
+    fn dereg_mr(dev: &Device<Self>, mr: Self::Mr) {
+        dev.mrs.deregister(mr);
+    }
 
     fn create_cq(
         _dev: &Device<Self>,
@@ -164,7 +200,7 @@ mod tests {
 
     #[test]
     fn guid_is_eui64_of_mac() {
-        let d = RrxeDev::new([0x52, 0x54, 0x00, 0xab, 0xcd, 0xef]);
+        let d = KBox::pin_init(RrxeDev::new([0x52, 0x54, 0x00, 0xab, 0xcd, 0xef]), GFP_KERNEL).unwrap();
         assert_eq!(d.guid(), 0x505400fffeabcdef);
     }
 

@@ -115,13 +115,12 @@ impl LinkHandler for RrxeLink {
         // so two cannot both pass the one-device-per-netdev check.
         let _serial = NEWLINK.lock();
         let mac = check_netdev(netdev)?;
-        let dev = RrxeDev::new(mac);
         let params = DeviceParams {
             node_desc: param::NODE_DESC,
-            node_guid: dev.guid(),
+            node_guid: crate::proto::gid::guid_from_mac(mac),
             num_comp_vectors: kernel::cpu::nr_cpu_ids() as i32,
         };
-        let res = Device::register(name, netdev, &params, Ok::<_, Error>(dev), |d| {
+        let res = Device::register(name, netdev, &params, RrxeDev::new(mac), |d| {
             DEVICES.lock().push(d.clone(), GFP_KERNEL)?;
             Ok(())
         });

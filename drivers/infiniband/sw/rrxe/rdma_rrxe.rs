@@ -17,6 +17,7 @@ mod device;
 mod icrc;
 mod kapi;
 mod link;
+mod mr;
 mod param;
 mod port;
 mod queue;

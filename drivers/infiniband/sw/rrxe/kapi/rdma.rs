@@ -8,6 +8,7 @@ pub(crate) mod attr;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;
+pub(crate) mod mr;
 pub(crate) mod udata;
 pub(crate) mod umap;
 mod vtable;

@@ -64,6 +64,21 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// `req_notify_cq`: arm the CQ with `IB_CQ_*` flags; `Ok(true)` if
     /// `IB_CQ_REPORT_MISSED_EVENTS` was asked and completions are pending.
     fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool>;
+    /// Driver data of a memory region.
+    type Mr: Send + Sync;
+    /// `reg_user_mr`: registers `[start, start + length)` of the calling
+    /// process as I/O virtual address `iova` with `IB_ACCESS_*` flags;
+    /// returns the MR's data and its key (used as lkey and rkey).
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        start: u64,
+        length: u64,
+        iova: u64,
+        access: u32,
+        udata: Option<UData<'_>>,
+    ) -> Result<(Self::Mr, u32)>;
+    /// `dereg_mr`: the MR is gone from user space and ib_core.
+    fn dereg_mr(dev: &Device<Self>, mr: Self::Mr);
     /// `alloc_ucontext`: a user process opened the device.
     fn alloc_ucontext(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result;
     /// `dealloc_ucontext`: that context is gone.

