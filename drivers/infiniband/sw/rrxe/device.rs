@@ -31,6 +31,9 @@ pub(crate) struct RrxeDev {
     /// Registered memory regions by key.
     #[pin]
     mrs: MrTable,
+    /// Queue pairs by number.
+    #[pin]
+    qps: crate::qp::QpTable,
 }
 
 impl RrxeDev {
@@ -41,6 +44,7 @@ impl RrxeDev {
             pds: AtomicU32::new(0),
             ucontexts: AtomicU32::new(0),
             mrs <- MrTable::new(),
+            qps <- crate::qp::new_table(),
         })
     }
 
@@ -122,6 +126,27 @@ impl Driver for RrxeDev {
 
     type Cq = crate::cq::RrxeCq;
     type Mr = RrxeMr;
+    type Qp = crate::qp::RrxeQp;
+
+    fn create_qp(
+        dev: &Device<Self>,
+        init: &mut crate::kapi::rdma::qp::QpInit,
+        user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
+    ) -> Result<(Self::Qp, u32)> {
+        crate::qp::create(&dev.qps, init, user)
+    }
+
+    fn modify_qp(_dev: &Device<Self>, qp: &Self::Qp, attr: &crate::kapi::rdma::qp::QpAttr, mask: u32) -> Result {
+        crate::qp::modify(qp, attr, mask)
+    }
+
+    fn query_qp(qp: &Self::Qp) -> (crate::kapi::rdma::qp::QpAttr, crate::kapi::rdma::qp::QpInit) {
+        crate::qp::query(qp)
+    }
+
+    fn destroy_qp(dev: &Device<Self>, qp: Self::Qp) {
+        crate::qp::destroy(&dev.qps, qp);
+    }
 
     fn reg_user_mr(
         dev: &Device<Self>,

@@ -7,11 +7,11 @@
 //! `Arc`s: the data path keeps one while it copies, so deregistration never
 //! frees memory in use.
 
-use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{bindings, prelude::*, sync::Arc, xarray::{AllocKind, XArray}};
+use kernel::{bindings, prelude::*, sync::Arc};
 
 use crate::kapi::rdma::mr::UserMemory;
 use crate::param;
+use crate::table::IndexTable;
 
 /// One registered region.  The data path (responder, requester) reads the
 /// range and access fields; until it lands only the key is read.
@@ -38,8 +38,8 @@ impl RrxeMr {
 }
 
 /// Index of a key.
-fn index(key: u32) -> usize {
-    (key >> 8) as usize
+fn index(key: u32) -> u32 {
+    key >> 8
 }
 
 /// The key for table index `idx` (1 ..= 2^24 - 1) at allocation counter
@@ -53,52 +53,34 @@ fn make_key(idx: u32, n: u32) -> u32 {
 #[pin_data]
 pub(crate) struct MrTable {
     #[pin]
-    xa: XArray<Arc<MrState>>,
-    /// Next index to try and the key-byte generation.
-    next: AtomicU32,
+    table: IndexTable<MrState>,
 }
 
 impl MrTable {
     /// An empty table.
     pub(crate) fn new() -> impl PinInit<Self> {
-        pin_init!(Self { xa <- XArray::new(AllocKind::Alloc1), next: AtomicU32::new(0) })
+        pin_init!(Self { table <- IndexTable::new(1, param::MAX_MR as u32) })
     }
 
     /// Registers a region of pinned memory `mem` at `iova`; returns it with
     /// its key.  `ENOMEM` when all `MAX_MR` indices are in use.
     pub(crate) fn register(&self, mem: UserMemory, iova: u64, length: u64, access: u32) -> Result<RrxeMr> {
-        let max = param::MAX_MR as u32;
-        let mut guard = self.xa.lock();
-        for _ in 0..max {
-            let n = self.next.fetch_add(1, Ordering::Relaxed);
-            let idx = n % max + 1;
-            if guard.get(idx as usize).is_some() {
-                continue;
-            }
-            let key = make_key(idx, n);
-            let state = Arc::new(MrState { mem, iova, length, access, key }, GFP_KERNEL)?;
-            guard.store(idx as usize, state.clone(), GFP_KERNEL).map_err(|e| e.error)?;
-            return Ok(RrxeMr { state });
-        }
-        Err(ENOMEM)
+        let state = self
+            .table
+            .insert(|idx, n| Ok(MrState { mem, iova, length, access, key: make_key(idx, n) }))?;
+        Ok(RrxeMr { state })
     }
 
     /// The region `key` names, if the key (index and key byte) is current.
     #[allow(dead_code)] // the data path's lkey/rkey check
     pub(crate) fn lookup(&self, key: u32) -> Option<Arc<MrState>> {
-        let guard = self.xa.lock();
-        let s = guard.get(index(key))?;
-        (s.key == key).then(|| s.into())
+        self.table.get_if(index(key), |s| s.key == key)
     }
 
     /// Removes `mr` from the table; its memory stays pinned until the last
     /// user of the region drops it.
     pub(crate) fn deregister(&self, mr: RrxeMr) {
-        let mut guard = self.xa.lock();
-        let current = guard.get(index(mr.state.key)).is_some_and(|s| s.key == mr.state.key);
-        if current {
-            drop(guard.remove(index(mr.state.key)));
-        }
+        self.table.remove(index(mr.state.key), &mr.state);
     }
 }
 
@@ -113,7 +95,7 @@ mod tests {
     fn key_carries_index() {
         for idx in [1u32, 2, 77, (param::MAX_MR as u32)] {
             for n in [0u32, 1, 12345, u32::MAX] {
-                assert_eq!(index(make_key(idx, n)), idx as usize);
+                assert_eq!(index(make_key(idx, n)), idx);
             }
         }
     }

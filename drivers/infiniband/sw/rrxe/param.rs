@@ -19,6 +19,10 @@ pub(crate) const NODE_DESC: &[u8] = b"rrxe";
 pub(crate) const MAX_SGE: i32 = 32;
 /// Entries per CQ: 2^15 - 1.
 pub(crate) const MAX_CQE: i32 = (1 << 15) - 1;
+/// Work requests per queue.
+pub(crate) const MAX_QP_WR: i32 = DEFAULT_MAX;
+/// Queue pairs per device.
+pub(crate) const MAX_QP: i32 = DEFAULT_MAX - MIN_QP_INDEX;
 /// Protection domains per device.
 pub(crate) const MAX_PD: i32 = DEFAULT_MAX;
 /// Hardware-like QP numbers below this are reserved (QP0/QP1 and spare).
@@ -62,8 +66,8 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_mr_size: u64::MAX,
         page_size_cap: 0xffff_f000,
         vendor_id: VENDOR_ID,
-        max_qp: DEFAULT_MAX - MIN_QP_INDEX,
-        max_qp_wr: DEFAULT_MAX,
+        max_qp: MAX_QP,
+        max_qp_wr: MAX_QP_WR,
         device_cap_flags: DEVICE_CAP_FLAGS,
         // `rdma link delete` may remove the device.
         kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),

@@ -20,7 +20,9 @@ mod link;
 mod mr;
 mod param;
 mod port;
+mod qp;
 mod queue;
+mod table;
 
 /// The pure protocol core (drivers/infiniband/sw/rrxe/proto), built into the
 /// module from the same sources as the host crate `rrxe_proto`.  Its

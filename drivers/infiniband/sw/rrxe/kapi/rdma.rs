@@ -9,6 +9,7 @@ pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;
 pub(crate) mod mr;
+pub(crate) mod qp;
 pub(crate) mod udata;
 pub(crate) mod umap;
 mod vtable;

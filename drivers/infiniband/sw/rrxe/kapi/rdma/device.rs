@@ -64,6 +64,21 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// `req_notify_cq`: arm the CQ with `IB_CQ_*` flags; `Ok(true)` if
     /// `IB_CQ_REPORT_MISSED_EVENTS` was asked and completions are pending.
     fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool>;
+    /// Driver data of a queue pair.
+    type Qp: Send + Sync;
+    /// `create_qp`: validates `init`, updates its caps to what was created
+    /// and returns the QP's data and number.
+    fn create_qp(
+        dev: &Device<Self>,
+        init: &mut super::qp::QpInit,
+        user: Option<super::cq::UserCaller<'_>>,
+    ) -> Result<(Self::Qp, u32)>;
+    /// `modify_qp`: applies the attributes in `mask` (`IB_QP_*` bits).
+    fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, attr: &super::qp::QpAttr, mask: u32) -> Result;
+    /// `query_qp`: current attributes and creation parameters.
+    fn query_qp(qp: &Self::Qp) -> (super::qp::QpAttr, super::qp::QpInit);
+    /// `destroy_qp`: the QP is gone from ib_core.
+    fn destroy_qp(dev: &Device<Self>, qp: Self::Qp);
     /// Driver data of a memory region.
     type Mr: Send + Sync;
     /// `reg_user_mr`: registers `[start, start + length)` of the calling

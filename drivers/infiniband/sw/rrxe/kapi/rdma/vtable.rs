@@ -30,9 +30,10 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.dealloc_ucontext = Some(dealloc_ucontext::<T>);
     ops.alloc_pd = Some(alloc_pd::<T>);
     ops.dealloc_pd = Some(dealloc_pd::<T>);
-    ops.create_qp = Some(create_qp::<T>);
-    ops.modify_qp = Some(modify_qp::<T>);
-    ops.destroy_qp = Some(destroy_qp::<T>);
+    ops.create_qp = Some(super::qp::create_qp::<T>);
+    ops.modify_qp = Some(super::qp::modify_qp::<T>);
+    ops.query_qp = Some(super::qp::query_qp::<T>);
+    ops.destroy_qp = Some(super::qp::destroy_qp::<T>);
     ops.post_send = Some(post_send::<T>);
     ops.post_recv = Some(post_recv::<T>);
     ops.create_cq = Some(super::cq::create_cq::<T>);
@@ -48,7 +49,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     // carry the driver's `Cq` after the C struct.
     ops.size_ib_ucontext = size_of::<bindings::ib_ucontext>();
     ops.size_ib_pd = size_of::<bindings::ib_pd>();
-    ops.size_ib_qp = size_of::<bindings::ib_qp>();
+    ops.size_ib_qp = size_of::<super::qp::QpObj<T>>();
     ops.size_ib_cq = size_of::<super::cq::CqObj<T>>();
     ops
 }
@@ -225,9 +226,6 @@ fn err_ptr(e: Error) -> *mut bindings::ib_mr {
 }
 
 unsupported_verbs! {
-    fn create_qp(qp: *mut bindings::ib_qp, a: *mut bindings::ib_qp_init_attr, u: *mut bindings::ib_udata) -> c_int = errno;
-    fn modify_qp(qp: *mut bindings::ib_qp, a: *mut bindings::ib_qp_attr, m: c_int, u: *mut bindings::ib_udata) -> c_int = errno;
-    fn destroy_qp(qp: *mut bindings::ib_qp, u: *mut bindings::ib_udata) -> c_int = errno;
     fn post_send(qp: *mut bindings::ib_qp, w: *const bindings::ib_send_wr, b: *mut *const bindings::ib_send_wr) -> c_int = errno;
     fn post_recv(qp: *mut bindings::ib_qp, w: *const bindings::ib_recv_wr, b: *mut *const bindings::ib_recv_wr) -> c_int = errno;
     fn poll_cq(cq: *mut bindings::ib_cq, n: c_int, wc: *mut bindings::ib_wc) -> c_int = errno;

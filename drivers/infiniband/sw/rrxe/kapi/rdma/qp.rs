@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queue pairs: ib_core allocates `struct ib_qp` with room for the driver's
+//! [`Driver::Qp`] after it (`size_ib_qp`).  The verbs' C attribute structs
+//! are converted to and from plain Rust values here ([`QpInit`],
+//! [`QpAttr`]), so drivers never touch `ib_qp_attr` themselves.
+
+use kernel::{bindings, error::from_result, ffi::c_int, prelude::*, types::Opaque};
+
+use super::cq::UserCaller;
+use super::device::{Device, Driver};
+use super::udata::UData;
+
+/// A QP object as ib_core allocates it for driver `T`.
+#[repr(C)]
+pub(super) struct QpObj<T: Driver> {
+    ib: Opaque<bindings::ib_qp>,
+    data: core::mem::MaybeUninit<T::Qp>,
+}
+
+/// Work queue sizes (`struct ib_qp_cap`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct QpCaps {
+    pub(crate) max_send_wr: u32,
+    pub(crate) max_recv_wr: u32,
+    pub(crate) max_send_sge: u32,
+    pub(crate) max_recv_sge: u32,
+    pub(crate) max_inline_data: u32,
+}
+
+impl QpCaps {
+    fn from_c(c: &bindings::ib_qp_cap) -> Self {
+        Self {
+            max_send_wr: c.max_send_wr,
+            max_recv_wr: c.max_recv_wr,
+            max_send_sge: c.max_send_sge,
+            max_recv_sge: c.max_recv_sge,
+            max_inline_data: c.max_inline_data,
+        }
+    }
+
+    fn to_c(self, c: &mut bindings::ib_qp_cap) {
+        c.max_send_wr = self.max_send_wr;
+        c.max_recv_wr = self.max_recv_wr;
+        c.max_send_sge = self.max_send_sge;
+        c.max_recv_sge = self.max_recv_sge;
+        c.max_inline_data = self.max_inline_data;
+    }
+}
+
+/// What `create_qp` asks for; `caps` is updated to what was created.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QpInit {
+    /// `enum ib_qp_type`.
+    pub(crate) qp_type: u32,
+    pub(crate) caps: QpCaps,
+    /// Every send WR signals a completion (`IB_SIGNAL_ALL_WR`).
+    pub(crate) sq_sig_all: bool,
+    /// A shared receive queue is attached.
+    pub(crate) has_srq: bool,
+    pub(crate) create_flags: u32,
+}
+
+/// The primary path of a RoCE QP (`rdma_ah_attr` with a GRH).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct QpPath {
+    pub(crate) dgid: [u8; 16],
+    pub(crate) flow_label: u32,
+    pub(crate) sgid_index: u8,
+    pub(crate) hop_limit: u8,
+    pub(crate) traffic_class: u8,
+    pub(crate) sl: u8,
+    pub(crate) static_rate: u8,
+    pub(crate) port_num: u32,
+    /// Resolved by ib_core (`ib_resolve_eth_dmac`) before the driver sees it.
+    pub(crate) dmac: [u8; 6],
+}
+
+/// QP attributes (`struct ib_qp_attr`), all of them; `modify_qp` says by
+/// mask which are meant.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpAttr {
+    pub(crate) state: u32,
+    pub(crate) cur_state: u32,
+    pub(crate) path_mtu: u32,
+    pub(crate) qkey: u32,
+    pub(crate) rq_psn: u32,
+    pub(crate) sq_psn: u32,
+    pub(crate) dest_qp_num: u32,
+    pub(crate) access_flags: u32,
+    pub(crate) caps: QpCaps,
+    pub(crate) path: QpPath,
+    pub(crate) pkey_index: u16,
+    pub(crate) en_sqd_async_notify: u8,
+    pub(crate) sq_draining: u8,
+    pub(crate) max_rd_atomic: u8,
+    pub(crate) max_dest_rd_atomic: u8,
+    pub(crate) min_rnr_timer: u8,
+    pub(crate) port_num: u32,
+    pub(crate) timeout: u8,
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry: u8,
+}
+
+impl QpAttr {
+    fn from_c(a: &bindings::ib_qp_attr) -> Self {
+        let ah = &a.ah_attr;
+        // SAFETY: Reading the `roce` member of the AH union is valid for
+        // RoCE devices (the only kind this abstraction serves); the GID is
+        // plain bytes under any member.
+        let (dmac, dgid) = unsafe { (ah.__bindgen_anon_1.roce.dmac, ah.grh.dgid.raw) };
+        Self {
+            state: a.qp_state,
+            cur_state: a.cur_qp_state,
+            path_mtu: a.path_mtu,
+            qkey: a.qkey,
+            rq_psn: a.rq_psn,
+            sq_psn: a.sq_psn,
+            dest_qp_num: a.dest_qp_num,
+            access_flags: a.qp_access_flags as u32,
+            caps: QpCaps::from_c(&a.cap),
+            path: QpPath {
+                dgid,
+                flow_label: ah.grh.flow_label,
+                sgid_index: ah.grh.sgid_index,
+                hop_limit: ah.grh.hop_limit,
+                traffic_class: ah.grh.traffic_class,
+                sl: ah.sl,
+                static_rate: ah.static_rate,
+                port_num: ah.port_num,
+                dmac,
+            },
+            pkey_index: a.pkey_index,
+            en_sqd_async_notify: a.en_sqd_async_notify,
+            sq_draining: a.sq_draining,
+            max_rd_atomic: a.max_rd_atomic,
+            max_dest_rd_atomic: a.max_dest_rd_atomic,
+            min_rnr_timer: a.min_rnr_timer,
+            port_num: a.port_num,
+            timeout: a.timeout,
+            retry_cnt: a.retry_cnt,
+            rnr_retry: a.rnr_retry,
+        }
+    }
+
+    /// Writes `self` over a zeroed `ib_qp_attr` (no `sgid_attr` reference:
+    /// ib_core fills that in for `query_qp` callers).
+    fn to_c(self, a: &mut bindings::ib_qp_attr) {
+        // SAFETY: `ib_qp_attr` is plain data; all-zeroes is valid.
+        *a = unsafe { core::mem::zeroed() };
+        a.qp_state = self.state;
+        a.cur_qp_state = self.state;
+        a.path_mtu = self.path_mtu;
+        a.qkey = self.qkey;
+        a.rq_psn = self.rq_psn;
+        a.sq_psn = self.sq_psn;
+        a.dest_qp_num = self.dest_qp_num;
+        a.qp_access_flags = self.access_flags as c_int;
+        self.caps.to_c(&mut a.cap);
+        a.ah_attr.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
+        a.ah_attr.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
+        a.ah_attr.grh.dgid.raw = self.path.dgid;
+        a.ah_attr.grh.flow_label = self.path.flow_label;
+        a.ah_attr.grh.sgid_index = self.path.sgid_index;
+        a.ah_attr.grh.hop_limit = self.path.hop_limit;
+        a.ah_attr.grh.traffic_class = self.path.traffic_class;
+        a.ah_attr.sl = self.path.sl;
+        a.ah_attr.static_rate = self.path.static_rate;
+        a.ah_attr.port_num = self.path.port_num;
+        a.ah_attr.__bindgen_anon_1.roce.dmac = self.path.dmac;
+        a.pkey_index = self.pkey_index;
+        a.en_sqd_async_notify = self.en_sqd_async_notify;
+        a.sq_draining = self.sq_draining;
+        a.max_rd_atomic = self.max_rd_atomic;
+        a.max_dest_rd_atomic = self.max_dest_rd_atomic;
+        a.min_rnr_timer = self.min_rnr_timer;
+        a.port_num = self.port_num;
+        a.timeout = self.timeout;
+        a.retry_cnt = self.retry_cnt;
+        a.rnr_retry = self.rnr_retry;
+    }
+}
+
+/// The driver data of a QP ib_core passes to a verb.
+///
+/// # Safety
+///
+/// `qp` is a QP of driver `T` between a successful `create_qp` and its
+/// `destroy_qp`.
+unsafe fn data<'a, T: Driver>(qp: *mut bindings::ib_qp) -> &'a T::Qp {
+    // SAFETY: Per the function's contract, `data` is initialised.
+    unsafe { (*qp.cast::<QpObj<T>>()).data.assume_init_ref() }
+}
+
+/// `create_qp`.
+///
+/// # Safety
+///
+/// Only called by ib_core with a QP object of our size whose `device` is
+/// ours, a valid init attr and a null or valid udata (inside a uverbs
+/// attribute bundle).
+pub(super) unsafe extern "C" fn create_qp<T: Driver>(
+    qp: *mut bindings::ib_qp,
+    init: *mut bindings::ib_qp_init_attr,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core's contract (see above).
+        unsafe {
+            let dev = Device::<T>::from_raw((*qp).device);
+            let i = &mut *init;
+            let mut req = QpInit {
+                qp_type: i.qp_type,
+                caps: QpCaps::from_c(&i.cap),
+                sq_sig_all: i.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
+                has_srq: !i.srq.is_null(),
+                create_flags: i.create_flags,
+            };
+            let user = match UData::from_raw(udata) {
+                Some(u) => Some(UserCaller { ctx: u.user_context().ok_or(EINVAL)?, udata: u }),
+                None => None,
+            };
+            let (data, qpn) = T::create_qp(dev, &mut req, user)?;
+            req.caps.to_c(&mut i.cap);
+            (*qp).qp_num = qpn;
+            (*qp.cast::<QpObj<T>>()).data.write(data);
+        }
+        Ok(0)
+    })
+}
+
+/// `modify_qp`.
+///
+/// # Safety
+///
+/// Only called by ib_core for a live QP created by `create_qp`.
+pub(super) unsafe extern "C" fn modify_qp<T: Driver>(
+    qp: *mut bindings::ib_qp,
+    attr: *mut bindings::ib_qp_attr,
+    mask: c_int,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: Live QP of ours, readable attr, valid or null udata.
+        unsafe {
+            if let Some(mut u) = UData::from_raw(udata) {
+                u.require_empty_input()?;
+            }
+            let dev = Device::<T>::from_raw((*qp).device);
+            T::modify_qp(dev, data::<T>(qp), &QpAttr::from_c(&*attr), mask as u32)?;
+        }
+        Ok(0)
+    })
+}
+
+/// `query_qp`.
+///
+/// # Safety
+///
+/// Only called by ib_core for a live QP created by `create_qp`, with
+/// writable attribute structs.
+pub(super) unsafe extern "C" fn query_qp<T: Driver>(
+    qp: *mut bindings::ib_qp,
+    attr: *mut bindings::ib_qp_attr,
+    _mask: c_int,
+    init: *mut bindings::ib_qp_init_attr,
+) -> c_int {
+    // SAFETY: Live QP of ours, writable out-structs.
+    unsafe {
+        let (a, i) = T::query_qp(data::<T>(qp));
+        a.to_c(&mut *attr);
+        let ci = &mut *init;
+        *ci = core::mem::zeroed();
+        ci.qp_type = i.qp_type;
+        i.caps.to_c(&mut ci.cap);
+        ci.sq_sig_type = if i.sq_sig_all {
+            bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+        } else {
+            bindings::ib_sig_type_IB_SIGNAL_REQ_WR
+        };
+        ci.send_cq = (*qp).send_cq;
+        ci.recv_cq = (*qp).recv_cq;
+        ci.srq = (*qp).srq;
+    }
+    0
+}
+
+/// `destroy_qp`.
+///
+/// # Safety
+///
+/// Only called by ib_core, once, for a QP created by `create_qp`.
+pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(qp: *mut bindings::ib_qp, _u: *mut bindings::ib_udata) -> c_int {
+    // SAFETY: The QP was created and is never used by a verb again; its
+    // data is moved out exactly once.
+    unsafe {
+        let dev = Device::<T>::from_raw((*qp).device);
+        T::destroy_qp(dev, (*qp.cast::<QpObj<T>>()).data.assume_init_read());
+    }
+    0
+}

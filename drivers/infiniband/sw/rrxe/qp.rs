@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queue pairs: creation with the send and receive rings librxe maps (in
+//! `struct rxe_send_wqe` / `struct rxe_recv_wqe` layout), the QP table
+//! (QP number -> QP, for the data path), and `modify_qp` through the IBTA
+//! state machine of the protocol core (`proto::qp_state`), with every
+//! attribute value range-checked before it is stored.
+
+use core::mem::size_of;
+use kernel::{bindings, new_mutex, prelude::*, sync::{Arc, Mutex}};
+
+use crate::kapi::rdma::cq::UserCaller;
+use crate::kapi::rdma::qp::{QpAttr, QpCaps, QpInit};
+use crate::proto::gid::IbMtu;
+use crate::proto::qp_state::{attr, check_modify_qp, QpState, QpType};
+use crate::queue::{Geometry, UserQueue};
+use crate::table::IndexTable;
+use crate::{param, rrxe_ratelimited};
+
+/// `sizeof(struct ib_sge)`.
+const SGE_SIZE: u32 = 16;
+/// Largest inline payload: the SGE area of a full WQE, as C rxe.
+const MAX_INLINE: u32 = param::MAX_SGE as u32 * SGE_SIZE;
+/// QP numbers 0..15 are reserved (QP0, QP1 and spare).
+const FIRST_QPN: u32 = param::MIN_QP_INDEX as u32;
+/// Largest QP number (24 bits, as far as the table goes).
+const LAST_QPN: u32 = FIRST_QPN + (param::MAX_QP as u32) - 1;
+
+/// What a QP number names in the table.
+#[pin_data]
+pub(crate) struct QpShared {
+    qpn: u32,
+    qp_type: QpType,
+    init: QpInit,
+    #[pin]
+    attrs: Mutex<QpAttr>,
+}
+
+/// The handle in ib_core's QP object.
+pub(crate) struct RrxeQp {
+    shared: Arc<QpShared>,
+    /// Rings librxe maps; kept for the QP's life, freed after unmapping.
+    _sq: UserQueue,
+    _rq: UserQueue,
+}
+
+/// The QP table of one device.
+pub(crate) type QpTable = IndexTable<QpShared>;
+
+/// A new, empty QP table.
+pub(crate) fn new_table() -> impl PinInit<QpTable> {
+    IndexTable::new(FIRST_QPN, LAST_QPN)
+}
+
+fn bad(what: &str, v: u32) -> Error {
+    rrxe_ratelimited!(pr_warn, "rrxe: QP: bad {} {}\n", what, v);
+    EINVAL
+}
+
+/// Checks and rounds the requested sizes; returns the SQ and RQ geometry.
+fn geometry(caps: &mut QpCaps) -> Result<(Geometry, Geometry)> {
+    let max_wr = param::MAX_QP_WR as u32;
+    if caps.max_send_sge > param::MAX_SGE as u32 {
+        return Err(bad("max_send_sge", caps.max_send_sge));
+    }
+    if caps.max_recv_sge > param::MAX_SGE as u32 {
+        return Err(bad("max_recv_sge", caps.max_recv_sge));
+    }
+    if caps.max_inline_data > MAX_INLINE {
+        return Err(bad("max_inline_data", caps.max_inline_data));
+    }
+    // A send WQE holds the larger of its SGE list and its inline data.
+    let room = (caps.max_send_sge * SGE_SIZE).max(caps.max_inline_data);
+    let sq_elem = size_of::<bindings::rxe_send_wqe>() as u32 + room;
+    let rq_elem = size_of::<bindings::rxe_recv_wqe>() as u32 + caps.max_recv_sge * SGE_SIZE;
+    let sq = Geometry::new(caps.max_send_wr.max(1), sq_elem, max_wr)
+        .map_err(|_| bad("max_send_wr", caps.max_send_wr))?;
+    let rq = Geometry::new(caps.max_recv_wr.max(1), rq_elem, max_wr)
+        .map_err(|_| bad("max_recv_wr", caps.max_recv_wr))?;
+    caps.max_send_wr = sq.capacity();
+    caps.max_recv_wr = rq.capacity();
+    caps.max_send_sge = room / SGE_SIZE;
+    caps.max_inline_data = room;
+    Ok((sq, rq))
+}
+
+/// `create_qp` for user QPs of type RC, UC or UD.
+pub(crate) fn create(table: &QpTable, init: &mut QpInit, user: Option<UserCaller<'_>>) -> Result<(RrxeQp, u32)> {
+    let Some(mut user) = user else {
+        rrxe_ratelimited!(pr_warn, "rrxe: kernel QPs are not supported yet\n");
+        return Err(crate::kapi::eopnotsupp());
+    };
+    let qp_type = match QpType::from_raw(init.qp_type) {
+        Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
+        _ => {
+            rrxe_ratelimited!(pr_warn, "rrxe: QP type {} is not supported\n", init.qp_type);
+            return Err(crate::kapi::eopnotsupp());
+        }
+    };
+    if init.create_flags != 0 || init.has_srq {
+        return Err(crate::kapi::eopnotsupp());
+    }
+    user.udata.require_empty_input()?;
+    let (sqg, rqg) = geometry(&mut init.caps)?;
+    let sq = UserQueue::new(&user.ctx, sqg)?;
+    let rq = UserQueue::new(&user.ctx, rqg)?;
+    let init_copy = *init;
+    let shared = table.insert(|qpn, _| {
+        try_pin_init!(QpShared { qpn, qp_type, init: init_copy, attrs <- new_mutex!(QpAttr::default()) })
+    })?;
+    // struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }
+    let mut resp = [0u8; 32];
+    for (i, q) in [&rq, &sq].iter().enumerate() {
+        let (off, size) = q.mminfo();
+        resp[i * 16..i * 16 + 8].copy_from_slice(&off.to_ne_bytes());
+        resp[i * 16 + 8..i * 16 + 12].copy_from_slice(&size.to_ne_bytes());
+    }
+    if let Err(e) = user.udata.respond(&resp) {
+        table.remove(shared.qpn, &shared);
+        return Err(e);
+    }
+    let qpn = shared.qpn;
+    Ok((RrxeQp { shared, _sq: sq, _rq: rq }, qpn))
+}
+
+/// Range checks of the attribute values `mask` selects.
+fn check_values(a: &QpAttr, mask: u32) -> Result {
+    let has = |bit| mask & bit != 0;
+    if has(attr::PATH_MTU) && IbMtu::from_raw(a.path_mtu).is_none() {
+        return Err(bad("path_mtu", a.path_mtu));
+    }
+    if has(attr::MAX_QP_RD_ATOMIC) && u32::from(a.max_rd_atomic) > 128 {
+        return Err(bad("max_rd_atomic", a.max_rd_atomic.into()));
+    }
+    if has(attr::MAX_DEST_RD_ATOMIC) && u32::from(a.max_dest_rd_atomic) > 128 {
+        return Err(bad("max_dest_rd_atomic", a.max_dest_rd_atomic.into()));
+    }
+    if has(attr::PORT) && a.port_num != 1 {
+        return Err(bad("port", a.port_num));
+    }
+    if has(attr::PKEY_INDEX) && a.pkey_index != 0 {
+        return Err(bad("pkey_index", a.pkey_index.into()));
+    }
+    if has(attr::TIMEOUT) && a.timeout > 31 {
+        return Err(bad("timeout", a.timeout.into()));
+    }
+    if has(attr::RETRY_CNT) && a.retry_cnt > 7 {
+        return Err(bad("retry_cnt", a.retry_cnt.into()));
+    }
+    if has(attr::RNR_RETRY) && a.rnr_retry > 7 {
+        return Err(bad("rnr_retry", a.rnr_retry.into()));
+    }
+    if has(attr::MIN_RNR_TIMER) && a.min_rnr_timer > 31 {
+        return Err(bad("min_rnr_timer", a.min_rnr_timer.into()));
+    }
+    if has(attr::AV) && (u32::from(a.path.sgid_index) >= param::GID_TBL_LEN as u32 || a.path.port_num > 1) {
+        return Err(bad("address vector sgid_index", a.path.sgid_index.into()));
+    }
+    if has(attr::CAP) || has(attr::ALT_PATH) || has(attr::PATH_MIG_STATE) || has(attr::RATE_LIMIT) {
+        return Err(crate::kapi::eopnotsupp());
+    }
+    Ok(())
+}
+
+/// `modify_qp`: the transition must be legal for the QP type with exactly
+/// the attributes IBTA allows, and every value in range; then the selected
+/// attributes are stored and the state changes.
+pub(crate) fn modify(qp: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
+    let s = &qp.shared;
+    let mut a = s.attrs.lock();
+    let cur_raw = if mask & attr::CUR_STATE != 0 { new.cur_state } else { a.state };
+    let next_raw = if mask & attr::STATE != 0 { new.state } else { cur_raw };
+    let cur = QpState::from_raw(cur_raw).ok_or_else(|| bad("cur_qp_state", cur_raw))?;
+    let next = QpState::from_raw(next_raw).ok_or_else(|| bad("qp_state", next_raw))?;
+    if check_modify_qp(cur, next, s.qp_type, mask).is_err() {
+        rrxe_ratelimited!(
+            pr_warn,
+            "rrxe: QP {:#x}: transition {} -> {} with mask {:#x} refused\n",
+            s.qpn,
+            cur_raw,
+            next_raw,
+            mask
+        );
+        return Err(EINVAL);
+    }
+    check_values(new, mask)?;
+    let has = |bit| mask & bit != 0;
+    if has(attr::EN_SQD_ASYNC_NOTIFY) {
+        a.en_sqd_async_notify = new.en_sqd_async_notify;
+    }
+    if has(attr::ACCESS_FLAGS) {
+        a.access_flags = new.access_flags;
+    }
+    if has(attr::PKEY_INDEX) {
+        a.pkey_index = new.pkey_index;
+    }
+    if has(attr::PORT) {
+        a.port_num = new.port_num;
+    }
+    if has(attr::QKEY) {
+        a.qkey = new.qkey;
+    }
+    if has(attr::AV) {
+        a.path = new.path;
+    }
+    if has(attr::PATH_MTU) {
+        a.path_mtu = new.path_mtu;
+    }
+    if has(attr::TIMEOUT) {
+        a.timeout = new.timeout;
+    }
+    if has(attr::RETRY_CNT) {
+        a.retry_cnt = new.retry_cnt;
+    }
+    if has(attr::RNR_RETRY) {
+        a.rnr_retry = new.rnr_retry;
+    }
+    if has(attr::RQ_PSN) {
+        a.rq_psn = new.rq_psn & 0x00ff_ffff;
+    }
+    if has(attr::MAX_QP_RD_ATOMIC) {
+        a.max_rd_atomic = new.max_rd_atomic;
+    }
+    if has(attr::MIN_RNR_TIMER) {
+        a.min_rnr_timer = new.min_rnr_timer;
+    }
+    if has(attr::SQ_PSN) {
+        a.sq_psn = new.sq_psn & 0x00ff_ffff;
+    }
+    if has(attr::MAX_DEST_RD_ATOMIC) {
+        a.max_dest_rd_atomic = new.max_dest_rd_atomic;
+    }
+    if has(attr::DEST_QPN) {
+        a.dest_qp_num = new.dest_qp_num & 0x00ff_ffff;
+    }
+    a.state = next_raw;
+    Ok(())
+}
+
+/// `query_qp`.
+pub(crate) fn query(qp: &RrxeQp) -> (QpAttr, QpInit) {
+    let mut a = *qp.shared.attrs.lock();
+    a.caps = qp.shared.init.caps;
+    (a, qp.shared.init)
+}
+
+/// `destroy_qp`: drops the QP from the table; the rings are freed once
+/// user space has unmapped them.
+pub(crate) fn destroy(table: &QpTable, qp: RrxeQp) {
+    table.remove(qp.shared.qpn, &qp.shared);
+}
