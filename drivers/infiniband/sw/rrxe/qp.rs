@@ -184,55 +184,32 @@ pub(crate) fn modify(qp: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
         return Err(EINVAL);
     }
     check_values(new, mask)?;
-    let has = |bit| mask & bit != 0;
-    if has(attr::EN_SQD_ASYNC_NOTIFY) {
-        a.en_sqd_async_notify = new.en_sqd_async_notify;
+    // Copy each attribute `mask` selects; PSNs and QPNs are 24 bits.
+    macro_rules! copy_selected {
+        ($($bit:ident => $field:ident $(& $m:expr)?),* $(,)?) => {$(
+            if mask & attr::$bit != 0 {
+                a.$field = new.$field $(& $m)?;
+            }
+        )*};
     }
-    if has(attr::ACCESS_FLAGS) {
-        a.access_flags = new.access_flags;
-    }
-    if has(attr::PKEY_INDEX) {
-        a.pkey_index = new.pkey_index;
-    }
-    if has(attr::PORT) {
-        a.port_num = new.port_num;
-    }
-    if has(attr::QKEY) {
-        a.qkey = new.qkey;
-    }
-    if has(attr::AV) {
-        a.path = new.path;
-    }
-    if has(attr::PATH_MTU) {
-        a.path_mtu = new.path_mtu;
-    }
-    if has(attr::TIMEOUT) {
-        a.timeout = new.timeout;
-    }
-    if has(attr::RETRY_CNT) {
-        a.retry_cnt = new.retry_cnt;
-    }
-    if has(attr::RNR_RETRY) {
-        a.rnr_retry = new.rnr_retry;
-    }
-    if has(attr::RQ_PSN) {
-        a.rq_psn = new.rq_psn & 0x00ff_ffff;
-    }
-    if has(attr::MAX_QP_RD_ATOMIC) {
-        a.max_rd_atomic = new.max_rd_atomic;
-    }
-    if has(attr::MIN_RNR_TIMER) {
-        a.min_rnr_timer = new.min_rnr_timer;
-    }
-    if has(attr::SQ_PSN) {
-        a.sq_psn = new.sq_psn & 0x00ff_ffff;
-    }
-    if has(attr::MAX_DEST_RD_ATOMIC) {
-        a.max_dest_rd_atomic = new.max_dest_rd_atomic;
-    }
-    if has(attr::DEST_QPN) {
-        a.dest_qp_num = new.dest_qp_num & 0x00ff_ffff;
-    }
+    copy_selected!(
+        EN_SQD_ASYNC_NOTIFY => en_sqd_async_notify,
+        ACCESS_FLAGS => access_flags,
+        PKEY_INDEX => pkey_index,
+        PORT => port_num,
+        QKEY => qkey,
+        AV => path,
+        PATH_MTU => path_mtu,
+        TIMEOUT => timeout,
+        RETRY_CNT => retry_cnt,
+        RNR_RETRY => rnr_retry,
+        RQ_PSN => rq_psn & 0x00ff_ffff,
+        MAX_QP_RD_ATOMIC => max_rd_atomic,
+        MIN_RNR_TIMER => min_rnr_timer,
+        SQ_PSN => sq_psn & 0x00ff_ffff,
+        MAX_DEST_RD_ATOMIC => max_dest_rd_atomic,
+        DEST_QPN => dest_qp_num & 0x00ff_ffff,
+    );
     a.state = next_raw;
     Ok(())
 }
