@@ -35,3 +35,20 @@ devinfo() {
 }
 
 has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
+
+# Runs the pyverbs test SCRIPT (in tools/testing/vm) against rrxe0 on veth0
+# and then, unchanged, against C rxe's rxe0 on veth1: the checks are about
+# the verbs, so both drivers must pass them.
+verbs_on_both() {
+	local script="$RRXE_TOP/tools/testing/vm/$1"
+	mkveth veth0 veth1
+	modprobe rdma_rrxe
+	modprobe rdma_rxe
+	rdma link add rrxe0 type rrxe netdev veth0
+	rdma link add rxe0 type rxe netdev veth1
+	/usr/bin/python3 "$script" rrxe0
+	/usr/bin/python3 "$script" rxe0
+	rdma link delete rxe0
+	rdma link delete rrxe0
+	rmmod rdma_rrxe
+}
