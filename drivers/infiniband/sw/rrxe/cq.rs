@@ -42,12 +42,8 @@ pub(crate) fn create(attr: CqAttr, user: Option<UserCaller<'_>>) -> Result<(Rrxe
     })?;
     user.udata.require_empty_input()?;
     let queue = UserQueue::new(&user.ctx, geo)?;
-    // struct rxe_create_cq_resp { struct mminfo { u64 offset; u32 size; u32 pad; } }
-    let (offset, size) = queue.mminfo();
-    let mut resp = [0u8; 16];
-    resp[..8].copy_from_slice(&offset.to_ne_bytes());
-    resp[8..12].copy_from_slice(&size.to_ne_bytes());
-    user.udata.respond(&resp)?;
+    // struct rxe_create_cq_resp { struct mminfo mi; }
+    user.udata.respond(&queue.mminfo())?;
     Ok((RrxeCq { queue, notify: AtomicU32::new(0) }, geo.capacity()))
 }
 

@@ -23,6 +23,9 @@ pub(crate) const MAX_CQE: i32 = (1 << 15) - 1;
 pub(crate) const MAX_QP_WR: i32 = DEFAULT_MAX;
 /// Queue pairs per device.
 pub(crate) const MAX_QP: i32 = DEFAULT_MAX - MIN_QP_INDEX;
+/// Outstanding RDMA read/atomic requests per QP, as initiator and as
+/// target (`max_qp_rd_atom`, `max_qp_init_rd_atom`).
+pub(crate) const MAX_QP_RD_ATOM: i32 = 128;
 /// Protection domains per device.
 pub(crate) const MAX_PD: i32 = DEFAULT_MAX;
 /// Hardware-like QP numbers below this are reserved (QP0/QP1 and spare).
@@ -78,9 +81,9 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_cqe: MAX_CQE,
         max_mr: MAX_MR,
         max_pd: MAX_PD,
-        max_qp_rd_atom: 128,
+        max_qp_rd_atom: MAX_QP_RD_ATOM,
         max_res_rd_atom: 0x3f000,
-        max_qp_init_rd_atom: 128,
+        max_qp_init_rd_atom: MAX_QP_RD_ATOM,
         // Atomics are claimed once the responder executes them.
         atomic_cap: bindings::ib_atomic_cap_IB_ATOMIC_NONE,
         max_mw: MAX_MW,

@@ -11,7 +11,9 @@ use kernel::{bindings, new_mutex, prelude::*, sync::{Arc, Mutex}};
 
 use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::qp::{QpAttr, QpCaps, QpInit};
+use crate::proto::bth::BTH_QPN_MASK;
 use crate::proto::gid::IbMtu;
+use crate::proto::psn::PSN_MASK;
 use crate::proto::qp_state::{attr, check_modify_qp, QpState, QpType};
 use crate::queue::{Geometry, UserQueue};
 use crate::table::IndexTable;
@@ -110,11 +112,8 @@ pub(crate) fn create(table: &QpTable, init: &mut QpInit, user: Option<UserCaller
     })?;
     // struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }
     let mut resp = [0u8; 32];
-    for (i, q) in [&rq, &sq].iter().enumerate() {
-        let (off, size) = q.mminfo();
-        resp[i * 16..i * 16 + 8].copy_from_slice(&off.to_ne_bytes());
-        resp[i * 16 + 8..i * 16 + 12].copy_from_slice(&size.to_ne_bytes());
-    }
+    resp[..16].copy_from_slice(&rq.mminfo());
+    resp[16..].copy_from_slice(&sq.mminfo());
     if let Err(e) = user.udata.respond(&resp) {
         table.remove(shared.qpn, &shared);
         return Err(e);
@@ -129,10 +128,10 @@ fn check_values(a: &QpAttr, mask: u32) -> Result {
     if has(attr::PATH_MTU) && IbMtu::from_raw(a.path_mtu).is_none() {
         return Err(bad("path_mtu", a.path_mtu));
     }
-    if has(attr::MAX_QP_RD_ATOMIC) && u32::from(a.max_rd_atomic) > 128 {
+    if has(attr::MAX_QP_RD_ATOMIC) && i32::from(a.max_rd_atomic) > param::MAX_QP_RD_ATOM {
         return Err(bad("max_rd_atomic", a.max_rd_atomic.into()));
     }
-    if has(attr::MAX_DEST_RD_ATOMIC) && u32::from(a.max_dest_rd_atomic) > 128 {
+    if has(attr::MAX_DEST_RD_ATOMIC) && i32::from(a.max_dest_rd_atomic) > param::MAX_QP_RD_ATOM {
         return Err(bad("max_dest_rd_atomic", a.max_dest_rd_atomic.into()));
     }
     if has(attr::PORT) && a.port_num != 1 {
@@ -203,12 +202,12 @@ pub(crate) fn modify(qp: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
         TIMEOUT => timeout,
         RETRY_CNT => retry_cnt,
         RNR_RETRY => rnr_retry,
-        RQ_PSN => rq_psn & 0x00ff_ffff,
+        RQ_PSN => rq_psn & PSN_MASK,
         MAX_QP_RD_ATOMIC => max_rd_atomic,
         MIN_RNR_TIMER => min_rnr_timer,
-        SQ_PSN => sq_psn & 0x00ff_ffff,
+        SQ_PSN => sq_psn & PSN_MASK,
         MAX_DEST_RD_ATOMIC => max_dest_rd_atomic,
-        DEST_QPN => dest_qp_num & 0x00ff_ffff,
+        DEST_QPN => dest_qp_num & BTH_QPN_MASK,
     );
     a.state = next_raw;
     Ok(())

@@ -65,9 +65,13 @@ impl UserQueue {
         Ok(Self { map, geo })
     }
 
-    /// The `mminfo` librxe maps: (offset, size).
-    pub(crate) fn mminfo(&self) -> (u64, u32) {
-        (self.map.offset(), self.map.len() as u32)
+    /// `struct mminfo { u64 offset; u32 size; u32 pad; }` as librxe reads
+    /// it from a create response: where to mmap the ring.
+    pub(crate) fn mminfo(&self) -> [u8; 16] {
+        let mut mi = [0u8; 16];
+        mi[..8].copy_from_slice(&self.map.offset().to_ne_bytes());
+        mi[8..12].copy_from_slice(&(self.map.len() as u32).to_ne_bytes());
+        mi
     }
 
     /// Entries between consumer and producer, from the shared indices
