@@ -1,33 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Completion queues.  A user CQ is a [`UserQueue`] of `ib_uverbs_wc`
-//! slots that librxe maps and polls itself; the kernel will produce into it
-//! (the completer and responder, with the data path) and raise completion
-//! events as armed by `req_notify_cq`.  Kernel-owned CQs (for in-kernel
-//! consumers such as the MAD layer) come with the data path.
+//! slots that librxe maps and polls itself.  The kernel is the only
+//! producer: it keeps its producer index privately (the shared copy is
+//! only published, never read back) and reads the user's consumer index
+//! masked, to detect a full ring.  Completion events go to the consumer's
+//! handler as armed by `req_notify_cq`.  Kernel-owned CQs (for in-kernel
+//! consumers such as the MAD layer) are not supported.
 
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{bindings, prelude::*};
+use kernel::{bindings, new_mutex, prelude::*, sync::{Arc, Mutex}};
 
-use crate::kapi::rdma::cq::{CqAttr, UserCaller};
+use crate::kapi::rdma::cq::{CqAttr, CqEvents, UserCaller};
+use crate::proto::cqe::{Cqe, CQE_SIZE};
 use crate::queue::{Geometry, UserQueue};
 use crate::{param, rrxe_ratelimited};
 
-/// `sizeof(struct ib_uverbs_wc)`: the completion entry librxe reads.
-const UVERBS_WC_SIZE: u32 = 48;
-
-/// Driver data of one CQ.
-pub(crate) struct RrxeCq {
+/// What a CQ shares with the QPs that complete into it.
+#[pin_data]
+pub(crate) struct CqShared {
     queue: UserQueue,
+    /// The kernel's producer index (unmasked count of entries produced).
+    #[pin]
+    producer: Mutex<u32>,
     /// Armed notification (`IB_CQ_SOLICITED` or `IB_CQ_NEXT_COMP`), 0 if
     /// disarmed.
     notify: AtomicU32,
+    events: CqEvents,
+}
+
+/// Driver data of one CQ.
+pub(crate) struct RrxeCq {
+    pub(crate) shared: Arc<CqShared>,
 }
 
 /// Creates a CQ for `attr`; see [`crate::kapi::rdma::device::Driver::create_cq`].
-pub(crate) fn create(attr: CqAttr, user: Option<UserCaller<'_>>) -> Result<(RrxeCq, u32)> {
+pub(crate) fn create(attr: CqAttr, user: Option<UserCaller<'_>>, events: CqEvents) -> Result<(RrxeCq, u32)> {
     let Some(mut user) = user else {
-        rrxe_ratelimited!(pr_warn, "rrxe: kernel CQs are not supported yet\n");
+        rrxe_ratelimited!(pr_warn, "rrxe: kernel CQs are not supported\n");
         return Err(crate::kapi::eopnotsupp());
     };
     if attr.flags != 0 {
@@ -37,18 +47,23 @@ pub(crate) fn create(attr: CqAttr, user: Option<UserCaller<'_>>) -> Result<(Rrxe
     if attr.comp_vector >= kernel::cpu::nr_cpu_ids() {
         return Err(EINVAL);
     }
-    let geo = Geometry::new(attr.cqe, UVERBS_WC_SIZE, param::MAX_CQE as u32).inspect_err(|_| {
+    let geo = Geometry::new(attr.cqe, CQE_SIZE as u32, param::MAX_CQE as u32).inspect_err(|_| {
         rrxe_ratelimited!(pr_warn, "rrxe: create_cq: {} entries is out of range\n", attr.cqe);
     })?;
     user.udata.require_empty_input()?;
     let queue = UserQueue::new(&user.ctx, geo)?;
     // struct rxe_create_cq_resp { struct mminfo mi; }
     user.udata.respond(&queue.mminfo())?;
-    Ok((RrxeCq { queue, notify: AtomicU32::new(0) }, geo.capacity()))
+    let shared = Arc::pin_init(
+        pin_init!(CqShared { queue, producer <- new_mutex!(0), notify: AtomicU32::new(0), events }),
+        GFP_KERNEL,
+    )?;
+    Ok((RrxeCq { shared }, geo.capacity()))
 }
 
 /// Arms the CQ; reports pending completions if asked.
 pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
+    let cq = &cq.shared;
     let arm = flags & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK;
     if arm == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK {
         return Err(EINVAL);
@@ -61,4 +76,31 @@ pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
     }
     let report = flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
     Ok(report && cq.queue.count()? != 0)
+}
+
+impl CqShared {
+    /// Appends `cqe`, then raises an event if the CQ is armed for it
+    /// (`solicited` completions also satisfy `IB_CQ_SOLICITED`).  `ENOSPC`
+    /// if the ring is full: the completion is lost and the caller must
+    /// treat the QP as failed (IBTA: CQ overrun is a fatal error).
+    pub(crate) fn post(&self, cqe: &Cqe, solicited: bool) -> Result {
+        {
+            let mut prod = self.producer.lock();
+            let next = prod.wrapping_add(1);
+            if next & self.queue.mask() == self.queue.user_consumer()? {
+                rrxe_ratelimited!(pr_warn, "rrxe: CQ overrun (QP {:#x})\n", cqe.qp_num);
+                return Err(ENOSPC);
+            }
+            self.queue.write_slot(*prod, &cqe.encode())?;
+            self.queue.publish_producer(next)?;
+            *prod = next;
+        }
+        let armed = self.notify.load(Ordering::Acquire);
+        let fire = armed == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP
+            || (solicited && armed == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED);
+        if fire && self.notify.compare_exchange(armed, 0, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            self.events.notify();
+        }
+        Ok(())
+    }
 }

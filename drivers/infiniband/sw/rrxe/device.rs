@@ -11,7 +11,10 @@ use crate::kapi::rdma::{
     device::{Device, Driver, PORT},
     udata::UData,
 };
-use crate::mr::{MrTable, RrxeMr, UNSUPPORTED_ACCESS};
+use crate::engine::DevCore;
+use crate::mr::{RrxeMr, UNSUPPORTED_ACCESS};
+use crate::net::NetUse;
+use kernel::sync::Arc;
 use crate::{kapi::rdma::mr::UserMemory, link, param, port, proto::gid, rrxe_ratelimited};
 
 /// The uverbs ABI of include/uapi/rdma/rdma_user_rxe.h that librxe speaks.
@@ -28,29 +31,27 @@ pub(crate) struct RrxeDev {
     pds: AtomicU32,
     /// Live user contexts.
     ucontexts: AtomicU32,
-    /// Registered memory regions by key.
-    #[pin]
-    mrs: MrTable,
-    /// Queue pairs by number.
-    #[pin]
-    qps: crate::qp::QpTable,
+    /// The data path's tables and counters.
+    core: Arc<DevCore>,
+    /// The UDP sockets of the device's namespace, held while it exists.
+    _net: Option<NetUse>,
 }
 
 impl RrxeDev {
     /// Driver data for a device on a netdev whose MAC is `mac`.
-    pub(crate) fn new(mac: [u8; 6]) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(mac: [u8; 6], core: Arc<DevCore>, net: Option<NetUse>) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             guid: gid::guid_from_mac(mac),
             pds: AtomicU32::new(0),
             ucontexts: AtomicU32::new(0),
-            mrs <- MrTable::new(),
-            qps <- crate::qp::new_table(),
+            core,
+            _net: net,
         })
     }
 
-    /// The node GUID (host order).
-    pub(crate) fn guid(&self) -> u64 {
-        self.guid
+    /// The data path's shared state.
+    pub(crate) fn core(&self) -> &Arc<DevCore> {
+        &self.core
     }
 }
 
@@ -131,9 +132,14 @@ impl Driver for RrxeDev {
     fn create_qp(
         dev: &Device<Self>,
         init: &mut crate::kapi::rdma::qp::QpInit,
+        cqs: (&Self::Cq, &Self::Cq),
         user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
     ) -> Result<(Self::Qp, u32)> {
-        crate::qp::create(&dev.qps, init, user)
+        crate::qp::create(&dev.core, init, cqs, user)
+    }
+
+    fn post_send_doorbell(qp: &Self::Qp) -> Result {
+        crate::qp::doorbell(qp)
     }
 
     fn modify_qp(_dev: &Device<Self>, qp: &Self::Qp, attr: &crate::kapi::rdma::qp::QpAttr, mask: u32) -> Result {
@@ -144,12 +150,13 @@ impl Driver for RrxeDev {
         crate::qp::query(qp)
     }
 
-    fn destroy_qp(dev: &Device<Self>, qp: Self::Qp) {
-        crate::qp::destroy(&dev.qps, qp);
+    fn destroy_qp(_dev: &Device<Self>, qp: Self::Qp) {
+        crate::qp::destroy(qp);
     }
 
     fn reg_user_mr(
         dev: &Device<Self>,
+        pd: crate::kapi::rdma::mr::PdId,
         start: u64,
         length: u64,
         iova: u64,
@@ -164,21 +171,22 @@ impl Driver for RrxeDev {
             u.require_empty_input()?;
         }
         let mem = UserMemory::pin(dev, start, length, access)?;
-        let mr = dev.mrs.register(mem, iova, length, access)?;
+        let mr = dev.core.mrs.register(mem, pd, iova, length, access)?;
         let key = mr.state_key();
         Ok((mr, key))
     }
 
     fn dereg_mr(dev: &Device<Self>, mr: Self::Mr) {
-        dev.mrs.deregister(mr);
+        dev.core.mrs.deregister(mr);
     }
 
     fn create_cq(
         _dev: &Device<Self>,
         attr: crate::kapi::rdma::cq::CqAttr,
         user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
+        events: crate::kapi::rdma::cq::CqEvents,
     ) -> Result<(Self::Cq, u32)> {
-        crate::cq::create(attr, user)
+        crate::cq::create(attr, user, events)
     }
 
     fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool> {
@@ -225,8 +233,7 @@ mod tests {
 
     #[test]
     fn guid_is_eui64_of_mac() {
-        let d = KBox::pin_init(RrxeDev::new([0x52, 0x54, 0x00, 0xab, 0xcd, 0xef]), GFP_KERNEL).unwrap();
-        assert_eq!(d.guid(), 0x505400fffeabcdef);
+        assert_eq!(gid::guid_from_mac([0x52, 0x54, 0x00, 0xab, 0xcd, 0xef]), 0x505400fffeabcdef);
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub(crate) mod crc32;
 pub(crate) mod net;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma;
+pub(crate) mod workqueue;
 
 /// A NUL-padded C name copied out of a kernel object (an interface or
 /// device name that may be renamed concurrently), printable with `{}`.

@@ -37,6 +37,7 @@ pub(crate) fn init_registry() {
         DEVICES.init();
         NEWLINK.init();
     }
+    crate::net::init();
 }
 
 /// Called from the device's `dealloc_driver`: drop it from the registry.
@@ -120,7 +121,9 @@ impl LinkHandler for RrxeLink {
             node_guid: crate::proto::gid::guid_from_mac(mac),
             num_comp_vectors: kernel::cpu::nr_cpu_ids() as i32,
         };
-        let res = Device::register(name, netdev, &params, RrxeDev::new(mac), |d| {
+        let core = crate::engine::DevCore::new(netdev.into())?;
+        let net = crate::net::attach(netdev.net())?;
+        let res = Device::register(name, netdev, &params, RrxeDev::new(mac, core, Some(net)), |d| {
             DEVICES.lock().push(d.clone(), GFP_KERNEL)?;
             Ok(())
         });

@@ -9,20 +9,65 @@
 
 use kernel::{bindings, prelude::*, sync::Arc};
 
-use crate::kapi::rdma::mr::UserMemory;
+use crate::kapi::rdma::mr::{PdId, UserMemory};
 use crate::param;
 use crate::table::IndexTable;
 
-/// One registered region.  The data path (responder, requester) reads the
-/// range and access fields; until it lands only the key is read.
-#[allow(dead_code)]
+/// One registered region.
 pub(crate) struct MrState {
     /// Keeps the pages pinned.
     mem: UserMemory,
+    pd: PdId,
     iova: u64,
     length: u64,
     access: u32,
     key: u32,
+}
+
+/// `IB_ACCESS_LOCAL_WRITE`: receives may scatter into the region.
+pub(crate) const LOCAL_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
+/// `IB_ACCESS_REMOTE_WRITE`.
+pub(crate) const REMOTE_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
+
+/// Why a region access was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AccessError {
+    /// No current region has this key, or it is in another PD.
+    Key,
+    /// The region does not allow the access.
+    Access,
+    /// The range is not inside the region.
+    Range,
+}
+
+impl MrState {
+    /// The offset in the region of `[addr, addr + len)`, if the region is
+    /// in `pd`, allows `need` (`IB_ACCESS_*`, 0 for a local read) and
+    /// contains the range.
+    pub(crate) fn check(&self, pd: PdId, addr: u64, len: u64, need: u32) -> core::result::Result<usize, AccessError> {
+        if self.pd != pd {
+            return Err(AccessError::Key);
+        }
+        if self.access & need != need {
+            return Err(AccessError::Access);
+        }
+        let off = addr.checked_sub(self.iova).ok_or(AccessError::Range)?;
+        let end = off.checked_add(len).ok_or(AccessError::Range)?;
+        if end > self.length {
+            return Err(AccessError::Range);
+        }
+        usize::try_from(off).map_err(|_| AccessError::Range)
+    }
+
+    /// Copies region bytes at offset `off` (from [`Self::check`]) out.
+    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> core::result::Result<(), AccessError> {
+        self.mem.read(off, dst).map_err(|_| AccessError::Range)
+    }
+
+    /// Copies `src` into the region at offset `off`.
+    pub(crate) fn write(&self, off: usize, src: &[u8]) -> core::result::Result<(), AccessError> {
+        self.mem.write(off, src).map_err(|_| AccessError::Range)
+    }
 }
 
 /// The handle ib_core's `struct ib_mr` carries.
@@ -64,15 +109,14 @@ impl MrTable {
 
     /// Registers a region of pinned memory `mem` at `iova`; returns it with
     /// its key.  `ENOMEM` when all `MAX_MR` indices are in use.
-    pub(crate) fn register(&self, mem: UserMemory, iova: u64, length: u64, access: u32) -> Result<RrxeMr> {
+    pub(crate) fn register(&self, mem: UserMemory, pd: PdId, iova: u64, length: u64, access: u32) -> Result<RrxeMr> {
         let state = self
             .table
-            .insert(|idx, n| Ok(MrState { mem, iova, length, access, key: make_key(idx, n) }))?;
+            .insert(|idx, n| Ok(MrState { mem, pd, iova, length, access, key: make_key(idx, n) }))?;
         Ok(RrxeMr { state })
     }
 
     /// The region `key` names, if the key (index and key byte) is current.
-    #[allow(dead_code)] // the data path's lkey/rkey check
     pub(crate) fn lookup(&self, key: u32) -> Option<Arc<MrState>> {
         self.table.get_if(index(key), |s| s.key == key)
     }

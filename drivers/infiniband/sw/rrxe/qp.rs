@@ -2,21 +2,33 @@
 
 //! Queue pairs: creation with the send and receive rings librxe maps (in
 //! `struct rxe_send_wqe` / `struct rxe_recv_wqe` layout), the QP table
-//! (QP number -> QP, for the data path), and `modify_qp` through the IBTA
-//! state machine of the protocol core (`proto::qp_state`), with every
-//! attribute value range-checked before it is stored.
+//! (QP number -> QP, for the receive path), `modify_qp` through the IBTA
+//! state machine of the protocol core (`proto::qp_state`) with every
+//! attribute value range-checked, the error state with its flush, and the
+//! QP's work items (see `engine` for how they are serialised).
 
 use core::mem::size_of;
-use kernel::{bindings, new_mutex, prelude::*, sync::{Arc, Mutex}};
+use kernel::{
+    bindings, impl_has_delayed_work, impl_has_work, new_delayed_work, new_mutex, new_work,
+    prelude::*,
+    sync::{Arc, Mutex},
+    time::{Delta, Instant, Monotonic},
+    workqueue::{DelayedWork, Work, WorkItem},
+};
 
+use crate::cq::{CqShared, RrxeCq};
+use crate::engine::{DevCore, ENGINE_WQ};
 use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::qp::{QpAttr, QpCaps, QpInit};
+use crate::net::Endpoints;
 use crate::proto::bth::BTH_QPN_MASK;
+use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
 use crate::proto::gid::IbMtu;
-use crate::proto::psn::PSN_MASK;
+use crate::proto::psn::{Psn, PSN_MASK};
 use crate::proto::qp_state::{attr, check_modify_qp, QpState, QpType};
 use crate::queue::{Geometry, UserQueue};
 use crate::table::IndexTable;
+use crate::wqe::{RecvWqe, SendWqe};
 use crate::{param, rrxe_ratelimited};
 
 /// `sizeof(struct ib_sge)`.
@@ -28,22 +40,95 @@ const FIRST_QPN: u32 = param::MIN_QP_INDEX as u32;
 /// Largest QP number (24 bits, as far as the table goes).
 const LAST_QPN: u32 = FIRST_QPN + (param::MAX_QP as u32) - 1;
 
-/// What a QP number names in the table.
+/// Why the QP's timer is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    /// Unacknowledged packets: retransmit when it expires.
+    Retransmit,
+    /// An RNR NAK asked to wait before retrying.
+    RnrWait,
+}
+
+/// The engine state of a QP, under its lock.
+pub(crate) struct Engine {
+    /// The attributes `modify_qp` stored.
+    pub(crate) attrs: QpAttr,
+    pub(crate) state: QpState,
+    /// Addresses, from the path set at RTR.
+    pub(crate) ep: Option<Endpoints>,
+    /// Path MTU in bytes.
+    pub(crate) pmtu: u32,
+    /// Destroyed: nothing may run any more.
+    pub(crate) dead: bool,
+    // ---- send side (requester and completer) ----
+    /// Send WQEs copied out of the ring (a running count).
+    pub(crate) sq_fetched: u32,
+    /// Send WQEs retired (the consumer index published to user space).
+    pub(crate) sq_done: u32,
+    /// Fetched, not retired, oldest first.
+    pub(crate) inflight: KVec<SendWqe>,
+    /// Index in `inflight` of the WQE the requester sends next.
+    pub(crate) req_next: usize,
+    /// Next PSN to send.
+    pub(crate) req_psn: Psn,
+    /// Packets sent since the last one that asked for an ACK.
+    pub(crate) noack: u32,
+    /// Oldest unacknowledged PSN.
+    pub(crate) comp_psn: Psn,
+    pub(crate) retry_left: u8,
+    pub(crate) rnr_left: u8,
+    pub(crate) timer: Option<(TimerKind, Instant<Monotonic>)>,
+    // ---- receive side (responder) ----
+    /// Receive WQEs retired (the consumer index published to user space).
+    pub(crate) rq_done: u32,
+    /// Next expected request PSN.
+    pub(crate) resp_psn: Psn,
+    /// Last request opcode accepted (message sequencing).
+    pub(crate) resp_opcode: Option<u8>,
+    /// Message sequence number (count of completed requests).
+    pub(crate) msn: u32,
+    /// The receive WQE a SEND in progress fills.
+    pub(crate) recv: Option<RecvWqe>,
+    /// The target of an RDMA WRITE in progress: region and offset.
+    pub(crate) write: Option<crate::responder::WriteTarget>,
+    /// A PSN sequence NAK was sent and not yet resolved.
+    pub(crate) nak_sent: bool,
+    /// UC: drop packets until the next message starts.
+    pub(crate) uc_drop: bool,
+}
+
+/// What a QP number names in the table, shared by the verbs and the
+/// engine's work items.
 #[pin_data]
 pub(crate) struct QpShared {
-    qpn: u32,
-    qp_type: QpType,
-    init: QpInit,
+    pub(crate) qpn: u32,
+    pub(crate) qp_type: QpType,
+    pub(crate) init: QpInit,
+    pub(crate) core: Arc<DevCore>,
+    pub(crate) scq: Arc<CqShared>,
+    pub(crate) rcq: Arc<CqShared>,
+    pub(crate) sq: UserQueue,
+    pub(crate) rq: UserQueue,
+    /// UDP source port of its packets.
+    pub(crate) sport: u16,
     #[pin]
-    attrs: Mutex<QpAttr>,
+    pub(crate) eng: Mutex<Engine>,
+    #[pin]
+    run: Work<QpShared, 0>,
+    #[pin]
+    timer: DelayedWork<QpShared, 1>,
+}
+
+impl_has_work! {
+    impl HasWork<Self, 0> for QpShared { self.run }
+}
+impl_has_delayed_work! {
+    impl HasDelayedWork<Self, 1> for QpShared { self.timer }
 }
 
 /// The handle in ib_core's QP object.
 pub(crate) struct RrxeQp {
     shared: Arc<QpShared>,
-    /// Rings librxe maps; kept for the QP's life, freed after unmapping.
-    _sq: UserQueue,
-    _rq: UserQueue,
 }
 
 /// The QP table of one device.
@@ -86,14 +171,53 @@ fn geometry(caps: &mut QpCaps) -> Result<(Geometry, Geometry)> {
     Ok((sq, rq))
 }
 
-/// `create_qp` for user QPs of type RC, UC or UD.
-pub(crate) fn create(table: &QpTable, init: &mut QpInit, user: Option<UserCaller<'_>>) -> Result<(RrxeQp, u32)> {
+fn new_engine() -> Engine {
+    Engine {
+        attrs: QpAttr::default(),
+        state: QpState::Reset,
+        ep: None,
+        pmtu: 256,
+        dead: false,
+        sq_fetched: 0,
+        sq_done: 0,
+        inflight: KVec::new(),
+        req_next: 0,
+        req_psn: Psn::new(0),
+        noack: 0,
+        comp_psn: Psn::new(0),
+        retry_left: 0,
+        rnr_left: 0,
+        timer: None,
+        rq_done: 0,
+        resp_psn: Psn::new(0),
+        resp_opcode: None,
+        msn: 0,
+        recv: None,
+        write: None,
+        nak_sent: false,
+        uc_drop: false,
+    }
+}
+
+/// UDP source port for QP `qpn`: 0xc000 and up, spread by a hash (for
+/// ECMP entropy, as C rxe).
+fn source_port(qpn: u32) -> u16 {
+    0xc000 | ((qpn.wrapping_mul(0x9e37_79b9) >> 18) as u16 & 0x3fff)
+}
+
+/// `create_qp` for user QPs of type RC or UC.
+pub(crate) fn create(
+    core: &Arc<DevCore>,
+    init: &mut QpInit,
+    cqs: (&RrxeCq, &RrxeCq),
+    user: Option<UserCaller<'_>>,
+) -> Result<(RrxeQp, u32)> {
     let Some(mut user) = user else {
-        rrxe_ratelimited!(pr_warn, "rrxe: kernel QPs are not supported yet\n");
+        rrxe_ratelimited!(pr_warn, "rrxe: kernel QPs are not supported\n");
         return Err(crate::kapi::eopnotsupp());
     };
     let qp_type = match QpType::from_raw(init.qp_type) {
-        Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
+        Some(t @ (QpType::Rc | QpType::Uc)) => t,
         _ => {
             rrxe_ratelimited!(pr_warn, "rrxe: QP type {} is not supported\n", init.qp_type);
             return Err(crate::kapi::eopnotsupp());
@@ -106,20 +230,35 @@ pub(crate) fn create(table: &QpTable, init: &mut QpInit, user: Option<UserCaller
     let (sqg, rqg) = geometry(&mut init.caps)?;
     let sq = UserQueue::new(&user.ctx, sqg)?;
     let rq = UserQueue::new(&user.ctx, rqg)?;
+    let (sq_mi, rq_mi) = (sq.mminfo(), rq.mminfo());
     let init_copy = *init;
-    let shared = table.insert(|qpn, _| {
-        try_pin_init!(QpShared { qpn, qp_type, init: init_copy, attrs <- new_mutex!(QpAttr::default()) })
+    let shared = core.qps.insert(|qpn, _| {
+        let sport = source_port(qpn);
+        try_pin_init!(QpShared {
+            qpn,
+            qp_type,
+            init: init_copy,
+            core: core.clone(),
+            scq: cqs.0.shared.clone(),
+            rcq: cqs.1.shared.clone(),
+            sq,
+            rq,
+            sport,
+            eng <- new_mutex!(new_engine()),
+            run <- new_work!("rrxe::qp"),
+            timer <- new_delayed_work!("rrxe::qp_timer"),
+        })
     })?;
     // struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }
     let mut resp = [0u8; 32];
-    resp[..16].copy_from_slice(&rq.mminfo());
-    resp[16..].copy_from_slice(&sq.mminfo());
+    resp[..16].copy_from_slice(&rq_mi);
+    resp[16..].copy_from_slice(&sq_mi);
     if let Err(e) = user.udata.respond(&resp) {
-        table.remove(shared.qpn, &shared);
+        core.qps.remove(shared.qpn, &shared);
         return Err(e);
     }
     let qpn = shared.qpn;
-    Ok((RrxeQp { shared, _sq: sq, _rq: rq }, qpn))
+    Ok((RrxeQp { shared }, qpn))
 }
 
 /// Range checks of the attribute values `mask` selects.
@@ -155,6 +294,9 @@ fn check_values(a: &QpAttr, mask: u32) -> Result {
     if has(attr::AV) && (u32::from(a.path.sgid_index) >= param::GID_TBL_LEN as u32 || a.path.port_num > 1) {
         return Err(bad("address vector sgid_index", a.path.sgid_index.into()));
     }
+    if has(attr::AV) && Endpoints::from_gids(&a.path.sgid, &a.path.dgid, 0).is_none() {
+        return Err(bad("address vector (IPv4 and IPv6 GIDs mixed)", a.path.sgid_index.into()));
+    }
     if has(attr::CAP) || has(attr::ALT_PATH) || has(attr::PATH_MIG_STATE) || has(attr::RATE_LIMIT) {
         return Err(crate::kapi::eopnotsupp());
     }
@@ -166,7 +308,8 @@ fn check_values(a: &QpAttr, mask: u32) -> Result {
 /// attributes are stored and the state changes.
 pub(crate) fn modify(qp: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     let s = &qp.shared;
-    let mut a = s.attrs.lock();
+    let mut e = s.eng.lock();
+    let a = &mut e.attrs;
     let cur_raw = if mask & attr::CUR_STATE != 0 { new.cur_state } else { a.state };
     let next_raw = if mask & attr::STATE != 0 { new.state } else { cur_raw };
     let cur = QpState::from_raw(cur_raw).ok_or_else(|| bad("cur_qp_state", cur_raw))?;
@@ -210,18 +353,236 @@ pub(crate) fn modify(qp: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
         DEST_QPN => dest_qp_num & BTH_QPN_MASK,
     );
     a.state = next_raw;
+    let e = &mut *e;
+    if mask & attr::AV != 0 {
+        e.ep = Endpoints::from_gids(&e.attrs.path.sgid, &e.attrs.path.dgid, s.sport);
+    }
+    if mask & attr::PATH_MTU != 0 {
+        e.pmtu = IbMtu::from_raw(e.attrs.path_mtu).map_or(256, |m| m.bytes());
+    }
+    if mask & attr::RQ_PSN != 0 {
+        e.resp_psn = Psn::new(e.attrs.rq_psn);
+    }
+    if mask & attr::SQ_PSN != 0 {
+        e.req_psn = Psn::new(e.attrs.sq_psn);
+        e.comp_psn = e.req_psn;
+    }
+    if mask & attr::RETRY_CNT != 0 {
+        e.retry_left = e.attrs.retry_cnt;
+    }
+    if mask & attr::RNR_RETRY != 0 {
+        e.rnr_left = e.attrs.rnr_retry;
+    }
+    let was = e.state;
+    e.state = next;
+    match next {
+        QpState::Reset if was != QpState::Reset => reset(s, e),
+        QpState::Err if was != QpState::Err => flush(s, e),
+        _ => {}
+    }
+    if next == QpState::Rts {
+        // WQEs may have been posted (and their doorbell ignored) before.
+        schedule(s);
+    }
     Ok(())
 }
 
 /// `query_qp`.
 pub(crate) fn query(qp: &RrxeQp) -> (QpAttr, QpInit) {
-    let mut a = *qp.shared.attrs.lock();
+    let mut a = qp.shared.eng.lock().attrs;
     a.caps = qp.shared.init.caps;
     (a, qp.shared.init)
 }
 
-/// `destroy_qp`: drops the QP from the table; the rings are freed once
-/// user space has unmapped them.
-pub(crate) fn destroy(table: &QpTable, qp: RrxeQp) {
-    table.remove(qp.shared.qpn, &qp.shared);
+/// `destroy_qp`: marks the QP dead (work items that still hold it will
+/// find it so), cancels its timer and drops it from the table.  The rings
+/// are freed once user space has unmapped them.
+pub(crate) fn destroy(qp: RrxeQp) {
+    let s = &qp.shared;
+    {
+        let mut e = s.eng.lock();
+        e.dead = true;
+        e.timer = None;
+        e.inflight.clear();
+        e.recv = None;
+        e.write = None;
+    }
+    crate::kapi::workqueue::cancel_delayed::<QpShared, 1>(s);
+    s.core.qps.remove(s.qpn, s);
+}
+
+/// The doorbell: librxe wrote send WQEs and wants them processed.
+pub(crate) fn doorbell(qp: &RrxeQp) -> Result {
+    schedule(&qp.shared);
+    Ok(())
+}
+
+/// Queues the QP's run (requester, or flush in the error state); a run
+/// already queued covers this request too.
+pub(crate) fn schedule(s: &Arc<QpShared>) {
+    let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<QpShared>, 0>(s.clone()));
+}
+
+impl WorkItem<0> for QpShared {
+    type Pointer = Arc<QpShared>;
+
+    fn run(this: Arc<QpShared>) {
+        let mut e = this.eng.lock();
+        if e.dead {
+            return;
+        }
+        match e.state {
+            QpState::Err => flush(&this, &mut e),
+            _ => {
+                if crate::requester::run(&this, &mut e) {
+                    drop(e);
+                    schedule(&this);
+                }
+            }
+        }
+    }
+}
+
+impl WorkItem<1> for QpShared {
+    type Pointer = Arc<QpShared>;
+
+    fn run(this: Arc<QpShared>) {
+        let mut e = this.eng.lock();
+        if e.dead {
+            return;
+        }
+        let Some((kind, when)) = e.timer else { return };
+        let left = when - Instant::<Monotonic>::now();
+        if !left.is_negative() && !left.is_zero() {
+            // Re-armed for later meanwhile.
+            drop(e);
+            enqueue_timer(&this, left);
+            return;
+        }
+        e.timer = None;
+        crate::completer::timer_expired(&this, &mut e, kind);
+        if e.state == QpState::Rts && crate::requester::run(&this, &mut e) {
+            drop(e);
+            schedule(&this);
+        }
+    }
+}
+
+fn enqueue_timer(s: &Arc<QpShared>, after: Delta) {
+    let ms = ((after.as_micros_ceil() + 999) / 1000).clamp(1, i64::from(u32::MAX)) as u32;
+    let j = kernel::time::msecs_to_jiffies(ms);
+    let _ = ENGINE_WQ.with(|q| q.enqueue_delayed::<Arc<QpShared>, 1>(s.clone(), j));
+}
+
+/// Sets the QP's timer to fire `after` from now, for `kind`.
+pub(crate) fn set_timer(s: &Arc<QpShared>, e: &mut Engine, kind: TimerKind, after: Delta) {
+    e.timer = Some((kind, Instant::<Monotonic>::now() + after));
+    enqueue_timer(s, after);
+}
+
+/// Posts a completion for the send queue; a CQ overrun is fatal to the QP.
+pub(crate) fn complete_send(s: &QpShared, e: &mut Engine, w: &SendWqe, status: WcStatus) {
+    let signaled = s.init.sq_sig_all || w.hdr.flags & crate::proto::wqe::send_flags::SIGNALED != 0;
+    if status == WcStatus::Success && !signaled {
+        return;
+    }
+    if status != WcStatus::Success {
+        s.core.stats.inc(crate::stats::Counter::CompletionErrors);
+    }
+    let opcode = if w.hdr.op.is_write() { wc_opcode::RDMA_WRITE } else { wc_opcode::SEND };
+    let cqe = Cqe { wr_id: w.hdr.wr_id, status, opcode, byte_len: w.hdr.length, imm: None, qp_num: s.qpn, src_qp: 0 };
+    if s.scq.post(&cqe, false).is_err() && e.state != QpState::Err {
+        e.state = QpState::Err;
+        e.attrs.state = QpState::Err.raw();
+    }
+}
+
+/// Posts a completion for the receive queue and retires its WQE.
+pub(crate) fn complete_recv(s: &QpShared, e: &mut Engine, cqe: &Cqe, solicited: bool) {
+    e.rq_done = e.rq_done.wrapping_add(1);
+    let _ = s.rq.publish_consumer(e.rq_done);
+    if cqe.status != WcStatus::Success {
+        s.core.stats.inc(crate::stats::Counter::CompletionErrors);
+    }
+    if s.rcq.post(cqe, solicited).is_err() && e.state != QpState::Err {
+        e.state = QpState::Err;
+        e.attrs.state = QpState::Err.raw();
+    }
+}
+
+/// Retires the oldest in-flight send WQE with `status`.
+pub(crate) fn retire_head(s: &QpShared, e: &mut Engine, status: WcStatus) {
+    if e.inflight.is_empty() {
+        return;
+    }
+    let w = e.inflight.remove(0).ok();
+    e.req_next = e.req_next.saturating_sub(1);
+    e.sq_done = e.sq_done.wrapping_add(1);
+    let _ = s.sq.publish_consumer(e.sq_done);
+    if let Some(w) = w {
+        complete_send(s, e, &w, status);
+    }
+}
+
+/// Moves the QP to the error state (an error it detected: a bad WQE, an
+/// access violation, retries exhausted) and flushes its queues.
+pub(crate) fn fail(s: &QpShared, e: &mut Engine, why: &str) {
+    if e.state == QpState::Err {
+        return;
+    }
+    rrxe_ratelimited!(pr_warn, "rrxe: QP {:#x}: error state: {}\n", s.qpn, why);
+    e.state = QpState::Err;
+    e.attrs.state = QpState::Err.raw();
+    flush(s, e);
+}
+
+/// The error state's flush: every WQE still queued, in flight or not yet
+/// fetched, completes with `IB_WC_WR_FLUSH_ERR`, in order.
+pub(crate) fn flush(s: &QpShared, e: &mut Engine) {
+    e.timer = None;
+    e.write = None;
+    while !e.inflight.is_empty() {
+        retire_head(s, e, WcStatus::WrFlushErr);
+    }
+    e.req_next = 0;
+    let mask = s.sq.mask();
+    if let Ok(p) = s.sq.user_producer() {
+        let mut n = p.wrapping_sub(e.sq_done) & mask;
+        while n > 0 {
+            let mut b = [0u8; 8];
+            let wr_id = s.sq.read_slot(e.sq_done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
+            let cqe = Cqe { wr_id, status: WcStatus::WrFlushErr, opcode: wc_opcode::SEND, byte_len: 0, imm: None, qp_num: s.qpn, src_qp: 0 };
+            e.sq_done = e.sq_done.wrapping_add(1);
+            let _ = s.sq.publish_consumer(e.sq_done);
+            let _ = s.scq.post(&cqe, false);
+            n -= 1;
+        }
+    }
+    e.sq_fetched = e.sq_done;
+    let flushed = |wr_id| Cqe { wr_id, status: WcStatus::WrFlushErr, opcode: wc_opcode::RECV, byte_len: 0, imm: None, qp_num: s.qpn, src_qp: 0 };
+    if let Some(r) = e.recv.take() {
+        complete_recv(s, e, &flushed(r.hdr.wr_id), false);
+    }
+    let rmask = s.rq.mask();
+    if let Ok(p) = s.rq.user_producer() {
+        let mut n = p.wrapping_sub(e.rq_done) & rmask;
+        while n > 0 {
+            let mut b = [0u8; 8];
+            let wr_id = s.rq.read_slot(e.rq_done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
+            complete_recv(s, e, &flushed(wr_id), false);
+            n -= 1;
+        }
+    }
+}
+
+/// Back to RESET: forget all state; both rings become empty (indices 0,
+/// as librxe expects after a reset).
+fn reset(s: &QpShared, e: &mut Engine) {
+    let attrs = e.attrs;
+    *e = new_engine();
+    e.attrs = attrs;
+    for q in [&s.sq, &s.rq] {
+        let _ = q.publish_producer(0);
+        let _ = q.publish_consumer(0);
+    }
 }

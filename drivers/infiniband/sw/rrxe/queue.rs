@@ -74,6 +74,55 @@ impl UserQueue {
         mi
     }
 
+    /// The index mask (slots - 1).
+    pub(crate) fn mask(&self) -> u32 {
+        self.geo.slots - 1
+    }
+
+    /// Bytes per slot.
+    pub(crate) fn slot_size(&self) -> usize {
+        1usize << self.geo.log2_elem_size
+    }
+
+    /// The producer index as user space last published it (masked).
+    pub(crate) fn user_producer(&self) -> Result<u32> {
+        Ok(self.map.load(OFF_PRODUCER)? & self.mask())
+    }
+
+    /// The consumer index as user space last published it (masked).
+    pub(crate) fn user_consumer(&self) -> Result<u32> {
+        Ok(self.map.load(OFF_CONSUMER)? & self.mask())
+    }
+
+    /// Publishes the kernel's consumer index (release: slot reads first).
+    pub(crate) fn publish_consumer(&self, idx: u32) -> Result {
+        self.map.store(OFF_CONSUMER, idx & self.mask())
+    }
+
+    /// Publishes the kernel's producer index (release: slot writes first).
+    pub(crate) fn publish_producer(&self, idx: u32) -> Result {
+        self.map.store(OFF_PRODUCER, idx & self.mask())
+    }
+
+    fn slot_offset(&self, idx: u32, len: usize) -> Result<usize> {
+        if len > self.slot_size() {
+            return Err(EINVAL);
+        }
+        Ok(HEADER_LEN + (((idx & self.mask()) as usize) << self.geo.log2_elem_size))
+    }
+
+    /// Copies the first `dst.len()` bytes of slot `idx` (masked).
+    pub(crate) fn read_slot(&self, idx: u32, dst: &mut [u8]) -> Result {
+        let off = self.slot_offset(idx, dst.len())?;
+        self.map.read_bytes(off, dst)
+    }
+
+    /// Writes `src` at the start of slot `idx` (masked).
+    pub(crate) fn write_slot(&self, idx: u32, src: &[u8]) -> Result {
+        let off = self.slot_offset(idx, src.len())?;
+        self.map.write_bytes(off, src)
+    }
+
     /// Entries between consumer and producer, from the shared indices
     /// (masked: the user-written one cannot point outside the ring).
     pub(crate) fn count(&self) -> Result<u32> {

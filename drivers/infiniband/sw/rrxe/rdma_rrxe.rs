@@ -12,17 +12,25 @@
 
 use kernel::prelude::*;
 
+mod completer;
 mod cq;
 mod device;
+mod engine;
 mod icrc;
 mod kapi;
 mod link;
 mod mr;
+mod net;
 mod param;
 mod port;
 mod qp;
 mod queue;
+mod recv;
+mod requester;
+mod responder;
+mod stats;
 mod table;
+mod wqe;
 
 /// The pure protocol core (drivers/infiniband/sw/rrxe/proto), built into the
 /// module from the same sources as the host crate `rrxe_proto`.  Its
@@ -32,7 +40,11 @@ mod table;
 #[path = "proto/src/lib.rs"]
 mod proto;
 
-use kapi::{net::notifier::NetdevNotifier, rdma::link::LinkRegistration};
+use kapi::{
+    net::{notifier::NetdevNotifier, pernet::PernetRegistration},
+    rdma::link::LinkRegistration,
+    workqueue::{OrderedQueue, SlotGuard},
+};
 
 module! {
     type: RrxeModule,
@@ -44,7 +56,8 @@ module! {
 }
 
 /// The module's state.  Fields are dropped in declaration order, which is
-/// the teardown order: no new devices, then no devices, then no notifier.
+/// the teardown order: no new devices, then no devices, then no notifier,
+/// no sockets, and last the engine's workqueue (drained).
 #[pin_data]
 struct RrxeModule {
     /// `rdma link add ... type rrxe`.
@@ -56,6 +69,11 @@ struct RrxeModule {
     /// gone, so a netdev vanishing during unload is still handled.
     #[pin]
     notifier: NetdevNotifier<link::RrxeNetdevEvents>,
+    /// Closes a namespace's UDP sockets when the namespace goes.
+    #[pin]
+    pernet: PernetRegistration<net::RrxePernet>,
+    /// Owns the engine's ordered workqueue (see `engine`).
+    _wq: SlotGuard,
 }
 
 /// The module handle, for ib_core's `owner` field.
@@ -66,9 +84,12 @@ pub(crate) fn module_ref() -> &'static ThisModule {
 impl kernel::InPlaceModule for RrxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         link::init_registry();
-        // Initialised in this order: the notifier before the link type, so
-        // no device exists without netdev-removal coverage.
+        // Initialised in this order: the workqueue and the namespace hook
+        // first, the notifier before the link type, so no device exists
+        // without netdev-removal coverage.
         try_pin_init!(Self {
+            _wq: engine::ENGINE_WQ.install(OrderedQueue::new(c"rrxe_engine")?)?,
+            pernet <- PernetRegistration::register(),
             notifier <- NetdevNotifier::register(),
             devices: link::DevicesGuard,
             link <- LinkRegistration::register(),

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Networking abstractions: `struct net_device` handles and the netdevice
-//! notifier chain.
+//! notifier chain, socket buffers, UDP tunnel sockets, output routes, and
+//! per-namespace teardown.
 
 pub(crate) mod netdev;
 pub(crate) mod notifier;
+pub(crate) mod pernet;
+pub(crate) mod route;
+pub(crate) mod skb;
+pub(crate) mod udp_tunnel;

@@ -4,7 +4,7 @@
 //! driver's [`Driver::Cq`] after it (`size_ib_cq`); `create_cq` moves the
 //! driver value in, `destroy_cq` drops it.  Other CQ verbs borrow it.
 
-use kernel::{bindings, error::from_result, ffi::c_int, prelude::*, types::Opaque};
+use kernel::{bindings, error::from_result, ffi::c_int, new_spinlock, prelude::*, sync::{Arc, SpinLock}, types::Opaque};
 
 use super::device::{Device, Driver};
 use super::udata::UData;
@@ -15,6 +15,44 @@ use super::umap::UserContext;
 pub(super) struct CqObj<T: Driver> {
     ib: Opaque<bindings::ib_cq>,
     data: core::mem::MaybeUninit<T::Cq>,
+    events: core::mem::MaybeUninit<CqEvents>,
+}
+
+/// The raw CQ pointer, valid while stored in a [`CqEvents`].
+struct RawCq(*mut bindings::ib_cq);
+
+// SAFETY: Only used under the `CqEvents` lock, while the CQ exists.
+unsafe impl Send for RawCq {}
+
+/// Raises completion events on a CQ (its consumer's `comp_handler`, e.g. a
+/// uverbs completion channel).  Clones may outlive the CQ: `destroy_cq`
+/// disconnects them first, after which [`CqEvents::notify`] does nothing.
+#[derive(Clone)]
+pub(crate) struct CqEvents(Arc<SpinLock<Option<RawCq>>>);
+
+impl CqEvents {
+    fn new(cq: *mut bindings::ib_cq) -> Result<Self> {
+        Ok(Self(Arc::pin_init(new_spinlock!(Some(RawCq(cq))), GFP_KERNEL)?))
+    }
+
+    /// Calls the CQ's completion handler, if the CQ still exists.
+    pub(crate) fn notify(&self) {
+        let guard = self.0.lock();
+        if let Some(raw) = guard.as_ref() {
+            // SAFETY: The CQ exists while `Some` (cleared under this lock
+            // before ib_core frees it); `comp_handler` and `cq_context` are
+            // set by ib_core at creation.  The handler does not sleep.
+            unsafe {
+                if let Some(h) = (*raw.0).comp_handler {
+                    h(raw.0, (*raw.0).cq_context);
+                }
+            }
+        }
+    }
+
+    fn disconnect(&self) {
+        *self.0.lock() = None;
+    }
 }
 
 /// What `create_cq` asks for.
@@ -64,9 +102,12 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
                 })
             };
             let req = CqAttr { cqe: a.cqe, comp_vector: a.comp_vector, flags: a.flags };
-            let (data, cqe) = T::create_cq(dev, req, user)?;
+            let events = CqEvents::new(cq)?;
+            let (data, cqe) = T::create_cq(dev, req, user, events.clone())?;
             (*cq).cqe = cqe as c_int;
-            (*cq.cast::<CqObj<T>>()).data.write(data);
+            let obj = cq.cast::<CqObj<T>>();
+            (*obj).data.write(data);
+            (*obj).events.write(events);
         }
         Ok(0)
     })
@@ -78,7 +119,7 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
 ///
 /// `cq` is a CQ of driver `T` between a successful `create_cq` and its
 /// `destroy_cq`.
-unsafe fn data<'a, T: Driver>(cq: *mut bindings::ib_cq) -> &'a T::Cq {
+pub(super) unsafe fn data<'a, T: Driver>(cq: *mut bindings::ib_cq) -> &'a T::Cq {
     // SAFETY: Per the function's contract, `data` is initialised.
     unsafe { (*cq.cast::<CqObj<T>>()).data.assume_init_ref() }
 }
@@ -90,8 +131,14 @@ unsafe fn data<'a, T: Driver>(cq: *mut bindings::ib_cq) -> &'a T::Cq {
 /// Only called by ib_core, once, for a CQ created by `create_cq`.
 pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(cq: *mut bindings::ib_cq, _u: *mut bindings::ib_udata) -> c_int {
     // SAFETY: The CQ was created (ib_core only destroys created CQs) and is
-    // never used by a verb again.
-    unsafe { (*cq.cast::<CqObj<T>>()).data.assume_init_drop() };
+    // never used by a verb again.  Event sources are cut off before ib_core
+    // frees the CQ.
+    unsafe {
+        let obj = cq.cast::<CqObj<T>>();
+        (*obj).events.assume_init_ref().disconnect();
+        (*obj).events.assume_init_drop();
+        (*obj).data.assume_init_drop();
+    }
     0
 }
 

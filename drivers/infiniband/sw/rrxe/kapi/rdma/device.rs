@@ -60,6 +60,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         dev: &Device<Self>,
         attr: super::cq::CqAttr,
         user: Option<super::cq::UserCaller<'_>>,
+        events: super::cq::CqEvents,
     ) -> Result<(Self::Cq, u32)>;
     /// `req_notify_cq`: arm the CQ with `IB_CQ_*` flags; `Ok(true)` if
     /// `IB_CQ_REPORT_MISSED_EVENTS` was asked and completions are pending.
@@ -67,12 +68,17 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Driver data of a queue pair.
     type Qp: Send + Sync;
     /// `create_qp`: validates `init`, updates its caps to what was created
-    /// and returns the QP's data and number.
+    /// and returns the QP's data and number.  `cqs` are the send and
+    /// receive CQs, which outlive the QP (ib_core holds them).
     fn create_qp(
         dev: &Device<Self>,
         init: &mut super::qp::QpInit,
+        cqs: (&Self::Cq, &Self::Cq),
         user: Option<super::cq::UserCaller<'_>>,
     ) -> Result<(Self::Qp, u32)>;
+    /// `post_send` from user space with no work requests: the doorbell
+    /// after librxe wrote WQEs into the mapped send queue.
+    fn post_send_doorbell(qp: &Self::Qp) -> Result;
     /// `modify_qp`: applies the attributes in `mask` (`IB_QP_*` bits).
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, attr: &super::qp::QpAttr, mask: u32) -> Result;
     /// `query_qp`: current attributes and creation parameters.
@@ -86,6 +92,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// returns the MR's data and its key (used as lkey and rkey).
     fn reg_user_mr(
         dev: &Device<Self>,
+        pd: super::mr::PdId,
         start: u64,
         length: u64,
         iova: u64,

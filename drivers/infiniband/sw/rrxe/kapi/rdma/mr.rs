@@ -3,6 +3,11 @@
 //! Memory regions: pinned user memory ([`UserMemory`], `ib_umem`) and the
 //! MR object the driver allocates for `reg_user_mr` (`struct ib_mr`
 //! followed by the driver's [`Driver::Mr`]), freed by `dereg_mr`.
+//!
+//! The data path reads and writes pinned memory by page
+//! ([`UserMemory::read`], [`UserMemory::write`]): the pages stay pinned as
+//! long as the `UserMemory` lives, whatever the process does to its
+//! mappings, and every access is bounds-checked against the region.
 
 use core::ptr::NonNull;
 use kernel::{bindings, error::from_err_ptr, ffi::c_int, prelude::*, types::Opaque};
@@ -10,9 +15,28 @@ use kernel::{bindings, error::from_err_ptr, ffi::c_int, prelude::*, types::Opaqu
 use super::device::{Device, Driver};
 use super::udata::UData;
 
+/// Identity of a protection domain (its `struct ib_pd`), to check that a
+/// QP and the MRs it uses belong to the same PD.  ib_core keeps a PD alive
+/// while a QP or MR uses it, so equal ids mean the same live PD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PdId(usize);
+
+impl PdId {
+    pub(super) fn from_raw(pd: *mut bindings::ib_pd) -> Self {
+        Self(pd as usize)
+    }
+}
+
+const PAGE_SIZE: usize = 1 << bindings::PAGE_SHIFT;
+
 /// User memory pinned by ib_core (`ib_umem_get`), released on drop.
 pub(crate) struct UserMemory {
     umem: NonNull<bindings::ib_umem>,
+    /// The pinned pages, in order; the region starts at `first_offset` in
+    /// the first one.
+    pages: KVec<NonNull<bindings::page>>,
+    first_offset: usize,
+    len: usize,
 }
 
 // SAFETY: An `ib_umem` is immutable after pinning and may be released from
@@ -31,9 +55,89 @@ impl UserMemory {
         let umem = from_err_ptr(unsafe {
             bindings::ib_umem_get_attr_or_va(dev.as_raw(), core::ptr::null(), 0, addr, len, access as c_int)
         })?;
-        Ok(Self { umem: NonNull::new(umem).ok_or(ENOMEM)? })
+        let umem = NonNull::new(umem).ok_or(ENOMEM)?;
+        let mut this = Self { umem, pages: KVec::new(), first_offset: 0, len };
+        this.collect_pages()?;
+        Ok(this)
     }
 
+    /// Lists the pinned pages from the umem's scatterlist.
+    fn collect_pages(&mut self) -> Result {
+        // SAFETY: The umem is pinned and its table built; entries cover
+        // physically contiguous pages (so consecutive `struct page`s, the
+        // memory model being vmemmap) and the list has `orig_nents` entries.
+        unsafe {
+            let u = self.umem.as_ptr();
+            self.first_offset = ((*u).address as usize) & (PAGE_SIZE - 1);
+            let need = (self.first_offset + self.len).div_ceil(PAGE_SIZE);
+            let mut sg = (*u).sgt_append.sgt.sgl;
+            for _ in 0..(*u).sgt_append.sgt.orig_nents {
+                if sg.is_null() {
+                    break;
+                }
+                let first = ((*sg).page_link & !3) as *mut bindings::page;
+                let n = ((*sg).offset as usize + (*sg).length as usize).div_ceil(PAGE_SIZE);
+                for i in 0..n {
+                    if self.pages.len() == need {
+                        break;
+                    }
+                    self.pages.push(NonNull::new(first.add(i)).ok_or(EFAULT)?, GFP_KERNEL)?;
+                }
+                sg = bindings::sg_next(sg);
+            }
+            if self.pages.len() != need {
+                return Err(EFAULT);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on each piece of `[off, off + len)`, page by page, with the
+    /// piece mapped; `EFAULT` if the range is outside the region.
+    fn for_each_piece(&self, off: usize, len: usize, mut f: impl FnMut(*mut u8, usize, usize)) -> Result {
+        let end = off.checked_add(len).ok_or(EFAULT)?;
+        if end > self.len {
+            return Err(EFAULT);
+        }
+        let mut pos = off;
+        let mut done = 0;
+        while done < len {
+            let abs = self.first_offset + pos;
+            let (pg, in_pg) = (abs / PAGE_SIZE, abs % PAGE_SIZE);
+            let n = (PAGE_SIZE - in_pg).min(len - done);
+            let page = self.pages[pg];
+            // SAFETY: The page is pinned while `self` lives; the local
+            // mapping is undone right after use, in LIFO order.
+            unsafe {
+                let va = bindings::kmap_local_page(page.as_ptr()).cast::<u8>();
+                f(va.add(in_pg), done, n);
+                bindings::kunmap_local(va.cast());
+            }
+            pos += n;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `dst.len()` bytes at offset `off` of the region into `dst`.
+    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
+        let len = dst.len();
+        self.for_each_piece(off, len, |src, at, n| {
+            // SAFETY: `src` is `n` mapped bytes; `dst[at..at + n]` is in
+            // bounds.  User space may write concurrently: the copy is a
+            // byte snapshot, as with `copy_from_user`.
+            unsafe { core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr().add(at), n) };
+        })
+    }
+
+    /// Copies `src` into the region at offset `off`.
+    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
+        self.for_each_piece(off, src.len(), |dst, at, n| {
+            // SAFETY: `dst` is `n` mapped bytes; `src[at..at + n]` is in
+            // bounds.
+            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr().add(at), dst, n) };
+        })
+    }
 }
 
 impl Drop for UserMemory {
@@ -68,7 +172,7 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
     let res = (|| -> Result<*mut bindings::ib_mr> {
         // SAFETY: ib_core's contract (see above).
         let (dev, udata) = unsafe { (Device::<T>::from_raw((*pd).device), UData::from_raw(udata)) };
-        let (data, key) = T::reg_user_mr(dev, start, length, iova, access as u32, udata)?;
+        let (data, key) = T::reg_user_mr(dev, PdId::from_raw(pd), start, length, iova, access as u32, udata)?;
         let obj = KBox::new(
             MrObj::<T> {
                 // SAFETY: All-zeroes is a valid `ib_mr`; ib_core fills in the

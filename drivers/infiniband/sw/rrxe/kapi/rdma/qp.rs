@@ -59,12 +59,17 @@ pub(crate) struct QpInit {
     /// A shared receive queue is attached.
     pub(crate) has_srq: bool,
     pub(crate) create_flags: u32,
+    /// The QP's protection domain.
+    pub(crate) pd: super::mr::PdId,
 }
 
 /// The primary path of a RoCE QP (`rdma_ah_attr` with a GRH).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct QpPath {
     pub(crate) dgid: [u8; 16],
+    /// The source GID `sgid_index` named when the path was set (ib_core
+    /// resolves it into `sgid_attr`); zero if none was given.
+    pub(crate) sgid: [u8; 16],
     pub(crate) flow_label: u32,
     pub(crate) sgid_index: u8,
     pub(crate) hop_limit: u8,
@@ -109,6 +114,13 @@ impl QpAttr {
         // RoCE devices (the only kind this abstraction serves); the GID is
         // plain bytes under any member.
         let (dmac, dgid) = unsafe { (ah.__bindgen_anon_1.roce.dmac, ah.grh.dgid.raw) };
+        let sgid = if ah.grh.sgid_attr.is_null() {
+            [0; 16]
+        } else {
+            // SAFETY: ib_core holds the GID attribute referenced for the
+            // duration of the modify call.
+            unsafe { (*ah.grh.sgid_attr).gid.raw }
+        };
         Self {
             state: a.qp_state,
             cur_state: a.cur_qp_state,
@@ -121,6 +133,7 @@ impl QpAttr {
             caps: QpCaps::from_c(&a.cap),
             path: QpPath {
                 dgid,
+                sgid,
                 flow_label: ah.grh.flow_label,
                 sgid_index: ah.grh.sgid_index,
                 hop_limit: ah.grh.hop_limit,
@@ -215,12 +228,18 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
                 sq_sig_all: i.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
                 has_srq: !i.srq.is_null(),
                 create_flags: i.create_flags,
+                pd: super::mr::PdId::from_raw((*qp).pd),
             };
+            if i.send_cq.is_null() || i.recv_cq.is_null() {
+                return Err(EINVAL);
+            }
+            // ib_core holds both CQs (usecnt) until the QP is destroyed.
+            let cqs = (super::cq::data::<T>(i.send_cq), super::cq::data::<T>(i.recv_cq));
             let user = match UData::from_raw(udata) {
                 Some(u) => Some(UserCaller { ctx: u.user_context().ok_or(EINVAL)?, udata: u }),
                 None => None,
             };
-            let (data, qpn) = T::create_qp(dev, &mut req, user)?;
+            let (data, qpn) = T::create_qp(dev, &mut req, cqs, user)?;
             req.caps.to_c(&mut i.cap);
             (*qp).qp_num = qpn;
             (*qp.cast::<QpObj<T>>()).data.write(data);
@@ -298,4 +317,44 @@ pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(qp: *mut bindings::ib_qp, 
         T::destroy_qp(dev, (*qp.cast::<QpObj<T>>()).data.assume_init_read());
     }
     0
+}
+
+/// `post_send`.  Work requests posted through the kernel (kernel QPs, or
+/// uverbs `post_send` with WRs) are refused: rrxe QPs are user QPs whose
+/// WQEs are in the mapped send queue; an empty `post_send` is the doorbell.
+///
+/// # Safety
+///
+/// Only called by ib_core for a live QP created by `create_qp`, with a
+/// valid or null WR list and a writable `bad_wr`.
+pub(super) unsafe extern "C" fn post_send<T: Driver>(
+    qp: *mut bindings::ib_qp,
+    wr: *const bindings::ib_send_wr,
+    bad_wr: *mut *const bindings::ib_send_wr,
+) -> c_int {
+    if !wr.is_null() {
+        // SAFETY: `bad_wr` is writable per ib_core's contract.
+        unsafe { *bad_wr = wr };
+        return -(bindings::EINVAL as c_int);
+    }
+    // SAFETY: Live QP of ours.
+    from_result(|| unsafe { T::post_send_doorbell(data::<T>(qp)).map(|()| 0) })
+}
+
+/// `post_recv`: user QPs post receives in the mapped receive queue, with
+/// no system call; WRs through the kernel are refused as for `post_send`.
+///
+/// # Safety
+///
+/// As for `post_send`.
+pub(super) unsafe extern "C" fn post_recv<T: Driver>(
+    _qp: *mut bindings::ib_qp,
+    wr: *const bindings::ib_recv_wr,
+    bad_wr: *mut *const bindings::ib_recv_wr,
+) -> c_int {
+    if !wr.is_null() {
+        // SAFETY: `bad_wr` is writable per ib_core's contract.
+        unsafe { *bad_wr = wr };
+    }
+    -(bindings::EINVAL as c_int)
 }

@@ -128,6 +128,32 @@ impl UserMapping {
         Ok(())
     }
 
+    /// Copies `dst.len()` bytes (a multiple of 4) from word-aligned offset
+    /// `off`, word by word (user space may be writing concurrently; each
+    /// word is read once, so the copy is a snapshot the caller validates).
+    pub(crate) fn read_bytes(&self, off: usize, dst: &mut [u8]) -> Result {
+        if dst.len() % 4 != 0 {
+            return Err(EINVAL);
+        }
+        for (i, chunk) in dst.chunks_exact_mut(4).enumerate() {
+            let w = self.word(off + 4 * i)?.load(Ordering::Relaxed);
+            chunk.copy_from_slice(&w.to_ne_bytes());
+        }
+        Ok(())
+    }
+
+    /// Writes `src` (a multiple of 4 bytes) at word-aligned offset `off`.
+    pub(crate) fn write_bytes(&self, off: usize, src: &[u8]) -> Result {
+        if src.len() % 4 != 0 {
+            return Err(EINVAL);
+        }
+        for (i, chunk) in src.chunks_exact(4).enumerate() {
+            let w = u32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            self.word(off + 4 * i)?.store(w, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// Loads the word at `off` with acquire ordering.
     pub(crate) fn load(&self, off: usize) -> Result<u32> {
         Ok(self.word(off)?.load(Ordering::Acquire))

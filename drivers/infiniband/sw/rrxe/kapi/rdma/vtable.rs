@@ -34,8 +34,8 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.modify_qp = Some(super::qp::modify_qp::<T>);
     ops.query_qp = Some(super::qp::query_qp::<T>);
     ops.destroy_qp = Some(super::qp::destroy_qp::<T>);
-    ops.post_send = Some(post_send::<T>);
-    ops.post_recv = Some(post_recv::<T>);
+    ops.post_send = Some(super::qp::post_send::<T>);
+    ops.post_recv = Some(super::qp::post_recv::<T>);
     ops.create_cq = Some(super::cq::create_cq::<T>);
     ops.destroy_cq = Some(super::cq::destroy_cq::<T>);
     ops.poll_cq = Some(poll_cq::<T>);
@@ -226,8 +226,6 @@ fn err_ptr(e: Error) -> *mut bindings::ib_mr {
 }
 
 unsupported_verbs! {
-    fn post_send(qp: *mut bindings::ib_qp, w: *const bindings::ib_send_wr, b: *mut *const bindings::ib_send_wr) -> c_int = errno;
-    fn post_recv(qp: *mut bindings::ib_qp, w: *const bindings::ib_recv_wr, b: *mut *const bindings::ib_recv_wr) -> c_int = errno;
     fn poll_cq(cq: *mut bindings::ib_cq, n: c_int, wc: *mut bindings::ib_wc) -> c_int = errno;
     fn get_dma_mr(pd: *mut bindings::ib_pd, f: c_int) -> *mut bindings::ib_mr = err_ptr;
 }

@@ -26,6 +26,7 @@ pub mod atmack;
 pub mod atmeth;
 pub mod bth;
 pub mod builder;
+pub mod cqe;
 pub mod deth;
 pub mod feth;
 pub mod gid;
@@ -39,8 +40,10 @@ pub mod packet;
 pub mod psn;
 pub mod qp_state;
 pub mod rdeth;
+pub mod segment;
 pub mod reth;
 pub mod validate;
+pub mod wqe;
 
 // Short paths for the most used items (unused by some users of the module).
 #[allow(unused_imports)]

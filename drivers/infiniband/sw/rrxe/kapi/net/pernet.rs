@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-namespace teardown (`register_pernet_subsys` with an `exit` hook):
+//! lets a driver close what it keeps in a network namespace (its kernel
+//! sockets) before the namespace is freed.  Kernel sockets do not pin their
+//! namespace, so without this a socket could outlive it.
+
+use core::marker::PhantomData;
+use kernel::{bindings, prelude::*, types::Opaque};
+
+use super::udp_tunnel::Net;
+
+/// What to do when a namespace goes away.
+pub(crate) trait PernetExit: 'static {
+    /// `net` is being dismantled (or the registration is dropped while it
+    /// still exists); its devices have already been moved or unregistered.
+    fn exit(net: &Net);
+}
+
+/// A registered `struct pernet_operations` calling `T`.
+#[pin_data(PinnedDrop)]
+pub(crate) struct PernetRegistration<T: PernetExit> {
+    #[pin]
+    ops: Opaque<bindings::pernet_operations>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: The ops are only touched by the (locked) pernet core.
+unsafe impl<T: PernetExit> Send for PernetRegistration<T> {}
+// SAFETY: See above.
+unsafe impl<T: PernetExit> Sync for PernetRegistration<T> {}
+
+impl<T: PernetExit> PernetRegistration<T> {
+    /// Registers the exit hook.
+    pub(crate) fn register() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            ops <- Opaque::try_ffi_init(|ops: *mut bindings::pernet_operations| {
+                // SAFETY: `ops` is pinned memory we initialise; all-zeroes
+                // is a valid empty ops struct, then only `exit` is set.
+                unsafe {
+                    ops.write(core::mem::zeroed());
+                    (*ops).exit = Some(exit::<T>);
+                    kernel::error::to_result(bindings::register_pernet_subsys(ops))
+                }
+            }),
+            _t: PhantomData,
+        })
+    }
+}
+
+#[pinned_drop]
+impl<T: PernetExit> PinnedDrop for PernetRegistration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: Registered in `register`; this calls `exit` for every
+        // namespace still alive, then forgets the ops.
+        unsafe { bindings::unregister_pernet_subsys(self.ops.get()) };
+    }
+}
+
+/// # Safety
+///
+/// Called by the pernet core with a namespace being dismantled.
+unsafe extern "C" fn exit<T: PernetExit>(net: *mut bindings::net) {
+    // SAFETY: The namespace is live for the duration of the call.
+    T::exit(unsafe { Net::from_raw(net) });
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! UDP tunnel sockets (`udp_sock_create` + `setup_udp_tunnel_sock`): a
+//! kernel socket bound to a UDP port in one network namespace whose packets
+//! go to an encapsulation handler instead of a socket queue.  The handler
+//! runs in softirq context and must not sleep.
+
+use core::{marker::PhantomData, ptr::NonNull};
+use kernel::{bindings, prelude::*, types::Opaque};
+
+use super::netdev::NetDevice;
+use super::skb::SkBuff;
+
+/// A network namespace, borrowed.
+#[repr(transparent)]
+pub(crate) struct Net(Opaque<bindings::net>);
+
+impl Net {
+    /// # Safety
+    ///
+    /// `net` must be a live namespace for the returned lifetime.
+    pub(crate) unsafe fn from_raw<'a>(net: *mut bindings::net) -> &'a Self {
+        // SAFETY: `Net` is transparent over the C struct; liveness per the
+        // caller's contract.
+        unsafe { &*net.cast() }
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::net {
+        self.0.get()
+    }
+
+    /// The namespace's cookie: unique for the system's lifetime (never
+    /// reused, unlike the address).
+    pub(crate) fn cookie(&self) -> u64 {
+        // SAFETY: `net_cookie` is written once at namespace creation.
+        unsafe { (*self.as_raw()).net_cookie }
+    }
+}
+
+impl NetDevice {
+    /// The namespace the device is in.
+    pub(crate) fn net(&self) -> &Net {
+        // SAFETY: A device belongs to a live namespace while it is
+        // referenced (namespace teardown moves or unregisters its devices
+        // first).
+        unsafe { Net::from_raw(bindings::dev_net(self.as_raw())) }
+    }
+}
+
+/// The receive side of a tunnel socket.
+pub(crate) trait EncapRecv: 'static {
+    /// A packet for the socket's port arrived on `netdev`: `skb`'s data
+    /// starts at the UDP header, its network header is set.  Called in
+    /// softirq context.
+    fn recv(netdev: &NetDevice, skb: SkBuff);
+}
+
+/// Which IP version a socket serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    V4,
+    V6,
+}
+
+/// A UDP tunnel socket whose packets go to `H`.  Dropping it closes the
+/// socket and waits until no handler call is running any more.
+pub(crate) struct TunnelSocket<H: EncapRecv> {
+    sock: NonNull<bindings::socket>,
+    _h: PhantomData<H>,
+}
+
+// SAFETY: The socket is only released through its own thread-safe API.
+unsafe impl<H: EncapRecv> Send for TunnelSocket<H> {}
+// SAFETY: No `&self` method touches the socket.
+unsafe impl<H: EncapRecv> Sync for TunnelSocket<H> {}
+
+const AF_INET: u8 = 2;
+const AF_INET6: u8 = 10;
+/// `UDP_ENCAP_ESPINUDP`, the value C tunnels without a special type use.
+const ENCAP_TYPE: u8 = 1;
+
+impl<H: EncapRecv> TunnelSocket<H> {
+    /// Opens a socket on `port` (any address of `family`) in `net`.  UDP
+    /// checksums are neither required on receive nor generated (RoCEv2
+    /// packets carry the ICRC); an IPv6 socket takes IPv6 only.
+    pub(crate) fn open(net: &Net, family: Family, port: u16) -> Result<Self> {
+        // SAFETY: All-zeroes is a valid `udp_port_cfg` (any address).
+        let mut cfg: bindings::udp_port_cfg = unsafe { core::mem::zeroed() };
+        cfg.local_udp_port = port.to_be();
+        let mut sock: *mut bindings::socket = core::ptr::null_mut();
+        // SAFETY: `net` is live; `cfg` and `sock` are valid for the call.
+        let ret = unsafe {
+            match family {
+                Family::V4 => {
+                    cfg.family = AF_INET;
+                    bindings::udp_sock_create4(net.as_raw(), &mut cfg, &mut sock)
+                }
+                Family::V6 => {
+                    cfg.family = AF_INET6;
+                    cfg.set_ipv6_v6only(1);
+                    bindings::udp_sock_create6(net.as_raw(), &mut cfg, &mut sock)
+                }
+            }
+        };
+        kernel::error::to_result(ret)?;
+        let sock = NonNull::new(sock).ok_or(ENOMEM)?;
+        // SAFETY: All-zeroes is a valid config (no callbacks, no user data).
+        let mut tcfg: bindings::udp_tunnel_sock_cfg = unsafe { core::mem::zeroed() };
+        tcfg.encap_type = ENCAP_TYPE;
+        tcfg.encap_rcv = Some(encap_rcv::<H>);
+        // SAFETY: `sock` was just created in `net`; `tcfg` is copied.
+        unsafe { bindings::setup_udp_tunnel_sock(net.as_raw(), (*sock.as_ptr()).sk, &mut tcfg) };
+        Ok(Self { sock, _h: PhantomData })
+    }
+}
+
+impl<H: EncapRecv> Drop for TunnelSocket<H> {
+    fn drop(&mut self) {
+        // SAFETY: We own the socket; after release no new handler call
+        // starts, and `synchronize_net` waits out those in progress (they
+        // run under RCU in softirq), so `H` is not used after this returns.
+        unsafe {
+            bindings::udp_tunnel_sock_release((*self.sock.as_ptr()).sk);
+            bindings::synchronize_net();
+        }
+    }
+}
+
+/// `encap_rcv`: hands the skb to `H`; always consumes it.
+///
+/// # Safety
+///
+/// Called by the UDP stack with an skb whose ownership passes to us.
+unsafe extern "C" fn encap_rcv<H: EncapRecv>(_sk: *mut bindings::sock, skb: *mut bindings::sk_buff) -> kernel::ffi::c_int {
+    // SAFETY: Ownership of `skb` is ours (return 0 = consumed).
+    let Some(skb) = (unsafe { SkBuff::from_raw(skb) }) else {
+        return 0;
+    };
+    // SAFETY: A received skb's `dev` is the live receiving device for the
+    // duration of the softirq (RCU).
+    let dev = unsafe { (*skb.as_raw()).__bindgen_anon_1.__bindgen_anon_1.__bindgen_anon_1.dev };
+    if dev.is_null() {
+        return 0;
+    }
+    // SAFETY: As above.
+    H::recv(unsafe { NetDevice::from_raw(dev) }, skb);
+    0
+}

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Work queue entries as librxe writes them into the mapped send and
+//! receive queues (`struct rxe_send_wqe` and `struct rxe_recv_wqe` of
+//! include/uapi/rdma/rdma_user_rxe.h, x86-64/any LP64 layout).
+//!
+//! The slot bytes come from memory user space can rewrite at any time, so
+//! the kernel copies a slot first and decodes the copy here: every field is
+//! range-checked (opcode, flags, SGE count against the QP's limit and the
+//! slot size, total length without overflow, inline length), and nothing
+//! the kernel writes into the slot (C rxe keeps its progress there) is read
+//! back.  Only the fields a requester or responder needs are decoded.
+
+/// `offsetof(struct rxe_send_wqe, dma)`.
+pub const SEND_WQE_DMA: usize = 184;
+/// Size of `struct rxe_send_wqe` without its SGE/inline area.
+pub const SEND_WQE_HDR: usize = 208;
+/// `offsetof(struct rxe_recv_wqe, dma)`.
+pub const RECV_WQE_DMA: usize = 16;
+/// Size of `struct rxe_recv_wqe` without its SGE area.
+pub const RECV_WQE_HDR: usize = 40;
+/// `offsetof(struct rxe_dma_info, sge)`: where SGEs/inline data start.
+pub const DMA_DATA: usize = 24;
+/// `sizeof(struct rxe_sge)`.
+pub const SGE_SIZE: usize = 16;
+
+/// `enum ib_wr_opcode` values librxe writes (`IBV_WR_*`).
+pub mod wr {
+    /// RDMA WRITE.
+    pub const RDMA_WRITE: u32 = 0;
+    /// RDMA WRITE with immediate.
+    pub const RDMA_WRITE_WITH_IMM: u32 = 1;
+    /// SEND.
+    pub const SEND: u32 = 2;
+    /// SEND with immediate.
+    pub const SEND_WITH_IMM: u32 = 3;
+    /// RDMA READ.
+    pub const RDMA_READ: u32 = 4;
+}
+
+/// `IBV_SEND_*` flags.
+pub mod send_flags {
+    /// Wait for earlier READs/atomics.
+    pub const FENCE: u32 = 1 << 0;
+    /// Generate a completion.
+    pub const SIGNALED: u32 = 1 << 1;
+    /// Set the solicited event bit.
+    pub const SOLICITED: u32 = 1 << 2;
+    /// Payload is inline in the WQE.
+    pub const INLINE: u32 = 1 << 3;
+    /// Checksum offload (UD/raw only); ignored.
+    pub const IP_CSUM: u32 = 1 << 4;
+    /// Every flag librxe may set.
+    pub const ALL: u32 = FENCE | SIGNALED | SOLICITED | INLINE | IP_CSUM;
+}
+
+/// The operations the requester carries out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOp {
+    /// RDMA WRITE.
+    Write,
+    /// RDMA WRITE with immediate.
+    WriteImm,
+    /// SEND.
+    Send,
+    /// SEND with immediate.
+    SendImm,
+}
+
+impl SendOp {
+    /// The operation for a WR opcode, if supported.
+    pub const fn from_wr(op: u32) -> Option<Self> {
+        match op {
+            wr::RDMA_WRITE => Some(Self::Write),
+            wr::RDMA_WRITE_WITH_IMM => Some(Self::WriteImm),
+            wr::SEND => Some(Self::Send),
+            wr::SEND_WITH_IMM => Some(Self::SendImm),
+            _ => None,
+        }
+    }
+
+    /// Carries immediate data.
+    pub const fn has_imm(self) -> bool {
+        matches!(self, Self::WriteImm | Self::SendImm)
+    }
+
+    /// Writes remote memory (needs an rkey and address).
+    pub const fn is_write(self) -> bool {
+        matches!(self, Self::Write | Self::WriteImm)
+    }
+}
+
+/// A scatter/gather element.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sge {
+    /// Virtual address in the region.
+    pub addr: u64,
+    /// Length in bytes.
+    pub length: u32,
+    /// Local key of the region.
+    pub lkey: u32,
+}
+
+/// Why a WQE is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WqeError {
+    /// The slot copy is shorter than the fixed part.
+    Truncated,
+    /// Opcode not supported (`IB_WC_LOC_QP_OP_ERR`).
+    Opcode(u32),
+    /// Unknown send flags (`IB_WC_LOC_QP_OP_ERR`).
+    Flags(u32),
+    /// More SGEs than the QP allows or the slot holds
+    /// (`IB_WC_LOC_LEN_ERR`).
+    SgeCount(u32),
+    /// Inline data longer than the QP allows or the slot holds.
+    InlineLength(u32),
+    /// Total length above 2^31 (the RoCE message limit).
+    Length,
+}
+
+/// Largest message (`max_msg_sz`).
+pub const MAX_MSG_LEN: u64 = 1 << 31;
+
+/// The decoded fixed part of a send WQE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendWqeHdr {
+    /// The consumer's cookie.
+    pub wr_id: u64,
+    /// What to do.
+    pub op: SendOp,
+    /// `IBV_SEND_*` flags.
+    pub flags: u32,
+    /// Immediate data, as on the wire (big-endian bytes).
+    pub imm: [u8; 4],
+    /// RDMA target address.
+    pub remote_addr: u64,
+    /// RDMA target key.
+    pub rkey: u32,
+    /// SGEs to gather from (0 when inline).
+    pub num_sge: u32,
+    /// Total payload length.
+    pub length: u32,
+}
+
+fn u32_at(b: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(off..off + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], off: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(b.get(off..off + 8)?.try_into().ok()?))
+}
+
+/// The SGE at index `i` of an SGE area starting at `base`.
+fn sge_at(b: &[u8], base: usize, i: usize) -> Option<Sge> {
+    let off = base + i * SGE_SIZE;
+    Some(Sge { addr: u64_at(b, off)?, length: u32_at(b, off + 8)?, lkey: u32_at(b, off + 12)? })
+}
+
+/// Sum of the lengths of `n` SGEs at `base`, at most [`MAX_MSG_LEN`].
+fn total_len(b: &[u8], base: usize, n: usize) -> Result<u32, WqeError> {
+    let mut sum = 0u64;
+    for i in 0..n {
+        sum += u64::from(sge_at(b, base, i).ok_or(WqeError::Truncated)?.length);
+    }
+    if sum > MAX_MSG_LEN {
+        return Err(WqeError::Length);
+    }
+    Ok(sum as u32)
+}
+
+/// Decodes a send WQE from a copy of its slot.  `max_sge` and `max_inline`
+/// are the QP's limits; the slot copy bounds both as well.  On error the
+/// `wr_id` (if readable) comes back so the WQE can be completed in error.
+pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr, (u64, WqeError)> {
+    let wr_id = u64_at(b, 0).ok_or((0, WqeError::Truncated))?;
+    let err = |e| (wr_id, e);
+    if b.len() < SEND_WQE_HDR {
+        return Err(err(WqeError::Truncated));
+    }
+    let opcode = u32_at(b, 12).ok_or(err(WqeError::Truncated))?;
+    let op = SendOp::from_wr(opcode).ok_or(err(WqeError::Opcode(opcode)))?;
+    let flags = u32_at(b, 16).ok_or(err(WqeError::Truncated))?;
+    if flags & !send_flags::ALL != 0 {
+        return Err(err(WqeError::Flags(flags)));
+    }
+    let imm: [u8; 4] = b[20..24].try_into().map_err(|_| err(WqeError::Truncated))?;
+    let remote_addr = u64_at(b, 24).ok_or(err(WqeError::Truncated))?;
+    let rkey = u32_at(b, 32).ok_or(err(WqeError::Truncated))?;
+    let room = b.len() - SEND_WQE_HDR;
+    let (num_sge, length) = if flags & send_flags::INLINE != 0 {
+        let len = u32_at(b, SEND_WQE_DMA).ok_or(err(WqeError::Truncated))?;
+        if len > max_inline || len as usize > room {
+            return Err(err(WqeError::InlineLength(len)));
+        }
+        (0, len)
+    } else {
+        let n = u32_at(b, SEND_WQE_DMA + 12).ok_or(err(WqeError::Truncated))?;
+        if n > max_sge || n as usize > room / SGE_SIZE {
+            return Err(err(WqeError::SgeCount(n)));
+        }
+        (n, total_len(b, SEND_WQE_HDR, n as usize).map_err(err)?)
+    };
+    Ok(SendWqeHdr { wr_id, op, flags, imm, remote_addr, rkey, num_sge, length })
+}
+
+/// SGE `i` of a decoded send WQE (`i < num_sge`).
+pub fn send_sge(b: &[u8], i: u32) -> Option<Sge> {
+    sge_at(b, SEND_WQE_HDR, i as usize)
+}
+
+/// The inline payload of a decoded inline send WQE.
+pub fn send_inline<'a>(b: &'a [u8], hdr: &SendWqeHdr) -> Option<&'a [u8]> {
+    b.get(SEND_WQE_HDR..SEND_WQE_HDR + hdr.length as usize)
+}
+
+/// The decoded fixed part of a receive WQE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecvWqeHdr {
+    /// The consumer's cookie.
+    pub wr_id: u64,
+    /// SGEs to scatter into.
+    pub num_sge: u32,
+    /// Their total length.
+    pub length: u32,
+}
+
+/// Decodes a receive WQE from a copy of its slot.
+pub fn decode_recv(b: &[u8], max_sge: u32) -> Result<RecvWqeHdr, (u64, WqeError)> {
+    let wr_id = u64_at(b, 0).ok_or((0, WqeError::Truncated))?;
+    let err = |e| (wr_id, e);
+    if b.len() < RECV_WQE_HDR {
+        return Err(err(WqeError::Truncated));
+    }
+    let n = u32_at(b, RECV_WQE_DMA + 12).ok_or(err(WqeError::Truncated))?;
+    if n > max_sge || n as usize > (b.len() - RECV_WQE_HDR) / SGE_SIZE {
+        return Err(err(WqeError::SgeCount(n)));
+    }
+    let length = total_len(b, RECV_WQE_HDR, n as usize).map_err(err)?;
+    Ok(RecvWqeHdr { wr_id, num_sge: n, length })
+}
+
+/// SGE `i` of a decoded receive WQE (`i < num_sge`).
+pub fn recv_sge(b: &[u8], i: u32) -> Option<Sge> {
+    sge_at(b, RECV_WQE_HDR, i as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_slot(op: u32, flags: u32, sges: &[(u64, u32, u32)]) -> [u8; 256] {
+        let mut b = [0u8; 256];
+        b[0..8].copy_from_slice(&0x1122u64.to_ne_bytes());
+        b[12..16].copy_from_slice(&op.to_ne_bytes());
+        b[16..20].copy_from_slice(&flags.to_ne_bytes());
+        b[20..24].copy_from_slice(&[1, 2, 3, 4]);
+        b[24..32].copy_from_slice(&0xdead_0000u64.to_ne_bytes());
+        b[32..36].copy_from_slice(&0x77u32.to_ne_bytes());
+        b[SEND_WQE_DMA + 12..SEND_WQE_DMA + 16].copy_from_slice(&(sges.len() as u32).to_ne_bytes());
+        for (i, &(a, l, k)) in sges.iter().enumerate() {
+            let o = SEND_WQE_HDR + i * SGE_SIZE;
+            b[o..o + 8].copy_from_slice(&a.to_ne_bytes());
+            b[o + 8..o + 12].copy_from_slice(&l.to_ne_bytes());
+            b[o + 12..o + 16].copy_from_slice(&k.to_ne_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn decodes_a_send() {
+        let b = send_slot(wr::SEND_WITH_IMM, send_flags::SIGNALED, &[(0x1000, 100, 5), (0x2000, 28, 6)]);
+        let h = decode_send(&b, 3, 0).unwrap();
+        assert_eq!(h.wr_id, 0x1122);
+        assert_eq!(h.op, SendOp::SendImm);
+        assert_eq!(h.imm, [1, 2, 3, 4]);
+        assert_eq!(h.num_sge, 2);
+        assert_eq!(h.length, 128);
+        assert_eq!(send_sge(&b, 1), Some(Sge { addr: 0x2000, length: 28, lkey: 6 }));
+        assert_eq!((h.remote_addr, h.rkey), (0xdead_0000, 0x77));
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_trust() {
+        let b = send_slot(99, 0, &[]);
+        assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::Opcode(99))));
+        let b = send_slot(wr::SEND, 1 << 9, &[]);
+        assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::Flags(1 << 9))));
+        let b = send_slot(wr::SEND, 0, &[(0, 1, 1), (0, 1, 1)]);
+        assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::SgeCount(2))));
+        // More SGEs than the slot holds, even if the QP limit allows them.
+        let mut b = send_slot(wr::SEND, 0, &[]);
+        b[SEND_WQE_DMA + 12..SEND_WQE_DMA + 16].copy_from_slice(&4u32.to_ne_bytes());
+        assert_eq!(decode_send(&b, 32, 0), Err((0x1122, WqeError::SgeCount(4))));
+        let b = send_slot(wr::SEND, 0, &[(0, u32::MAX, 1)]);
+        assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::Length)));
+        assert_eq!(decode_send(&b[..100], 1, 0), Err((0x1122, WqeError::Truncated)));
+        assert_eq!(decode_send(&b[..4], 1, 0), Err((0, WqeError::Truncated)));
+    }
+
+    #[test]
+    fn inline_length_is_bounded() {
+        let mut b = send_slot(wr::SEND, send_flags::INLINE, &[]);
+        b[SEND_WQE_DMA..SEND_WQE_DMA + 4].copy_from_slice(&16u32.to_ne_bytes());
+        b[SEND_WQE_HDR..SEND_WQE_HDR + 16].copy_from_slice(&[9; 16]);
+        let h = decode_send(&b, 1, 16).unwrap();
+        assert_eq!(send_inline(&b, &h), Some(&[9u8; 16][..]));
+        assert_eq!(decode_send(&b, 1, 15), Err((0x1122, WqeError::InlineLength(16))));
+        b[SEND_WQE_DMA..SEND_WQE_DMA + 4].copy_from_slice(&100u32.to_ne_bytes());
+        assert_eq!(decode_send(&b, 1, 1000), Err((0x1122, WqeError::InlineLength(100))));
+    }
+
+    #[test]
+    fn decodes_a_recv() {
+        let mut b = [0u8; 72];
+        b[0..8].copy_from_slice(&7u64.to_ne_bytes());
+        b[RECV_WQE_DMA + 12..RECV_WQE_DMA + 16].copy_from_slice(&2u32.to_ne_bytes());
+        b[RECV_WQE_HDR + 8..RECV_WQE_HDR + 12].copy_from_slice(&10u32.to_ne_bytes());
+        b[RECV_WQE_HDR + 24..RECV_WQE_HDR + 28].copy_from_slice(&20u32.to_ne_bytes());
+        let h = decode_recv(&b, 2).unwrap();
+        assert_eq!((h.wr_id, h.num_sge, h.length), (7, 2, 30));
+        assert_eq!(decode_recv(&b, 1), Err((7, WqeError::SgeCount(2))));
+        assert_eq!(decode_recv(&b[..56], 2), Err((7, WqeError::SgeCount(2))));
+    }
+}
