@@ -217,6 +217,14 @@ impl Driver for RrxeDev {
         give(&dev.pds, "pd")
     }
 
+    fn hw_stat_descs() -> &'static [crate::kapi::rdma::stats::StatDesc] {
+        &crate::stats::DESCS
+    }
+
+    fn hw_stats(dev: &Device<Self>, values: &mut [u64]) {
+        dev.core.stats.read(values);
+    }
+
     fn unsupported(dev: &Device<Self>, verb: &'static str) -> Error {
         rrxe_ratelimited!(pr_warn, "rrxe: {}: {} is not implemented yet\n", dev.name(), verb);
         crate::kapi::eopnotsupp()

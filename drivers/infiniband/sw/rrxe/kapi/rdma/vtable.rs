@@ -43,6 +43,8 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.mmap = Some(super::umap::mmap);
     ops.mmap_free = Some(super::umap::mmap_free);
     ops.get_dma_mr = Some(get_dma_mr::<T>);
+    ops.alloc_hw_port_stats = Some(super::stats::alloc_hw_port_stats::<T>);
+    ops.get_hw_stats = Some(super::stats::get_hw_stats::<T>);
     ops.reg_user_mr = Some(super::mr::reg_user_mr::<T>);
     ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
     // ib_core allocates these objects itself, with the driver's size; CQs

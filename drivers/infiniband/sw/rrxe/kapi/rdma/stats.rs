@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Hardware counters (`alloc_hw_port_stats` / `get_hw_stats`), read by
+//! `rdma statistic show link DEV/PORT` and sysfs `hw_counters`.  The driver
+//! names its counters in a static table of [`StatDesc`]s and fills their
+//! values on request.
+
+use kernel::{bindings, prelude::*};
+
+use super::device::{Device, Driver};
+
+/// One counter's description (`struct rdma_stat_desc`).
+#[repr(transparent)]
+pub(crate) struct StatDesc(bindings::rdma_stat_desc);
+
+// SAFETY: The descriptor only holds a pointer to a `'static` C string.
+unsafe impl Sync for StatDesc {}
+
+impl StatDesc {
+    /// A counter called `name`.
+    pub(crate) const fn new(name: &'static CStr) -> Self {
+        Self(bindings::rdma_stat_desc { name: core::ffi::CStr::as_ptr(name).cast(), flags: 0, priv_: core::ptr::null() })
+    }
+}
+
+/// `alloc_hw_port_stats`.
+///
+/// # Safety
+///
+/// Only called by ib_core for a live device of driver `T`.
+pub(super) unsafe extern "C" fn alloc_hw_port_stats<T: Driver>(
+    _ib: *mut bindings::ib_device,
+    _port: u32,
+) -> *mut bindings::rdma_hw_stats {
+    let descs = T::hw_stat_descs();
+    // SAFETY: `descs` is a static array of `rdma_stat_desc` (transparent),
+    // which outlives every stats struct; ib_core frees the struct.
+    unsafe {
+        bindings::rdma_alloc_hw_stats_struct(
+            descs.as_ptr().cast(),
+            descs.len() as i32,
+            bindings::RDMA_HW_STATS_DEFAULT_LIFESPAN as kernel::ffi::c_ulong,
+        )
+    }
+}
+
+/// `get_hw_stats`: fills every counter, returns their number.
+///
+/// # Safety
+///
+/// Only called by ib_core for a live device of driver `T` with a stats
+/// struct from `alloc_hw_port_stats`.
+pub(super) unsafe extern "C" fn get_hw_stats<T: Driver>(
+    ib: *mut bindings::ib_device,
+    stats: *mut bindings::rdma_hw_stats,
+    _port: u32,
+    _index: kernel::ffi::c_int,
+) -> kernel::ffi::c_int {
+    // SAFETY: Per the contract, `stats` has `num_counters` values and the
+    // device is live.
+    unsafe {
+        let n = (*stats).num_counters.max(0) as usize;
+        let values = core::slice::from_raw_parts_mut((*stats).value.as_mut_ptr(), n);
+        T::hw_stats(Device::<T>::from_raw(ib), values);
+        n as kernel::ffi::c_int
+    }
+}
