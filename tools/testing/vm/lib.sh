@@ -36,19 +36,34 @@ devinfo() {
 
 has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
 
+# C rxe and rrxe both bind UDP port 4791 in the namespaces they serve, so
+# they cannot share one.  Moves NETDEV into namespace nsrxe (created if
+# needed) and adds C rxe's device NAME on it there; ib devices stay visible
+# from every namespace.
+c_rxe_in_ns() {
+	ip netns list | grep -qw nsrxe || ip netns add nsrxe
+	ip link set "$1" netns nsrxe
+	ip netns exec nsrxe ip link set "$1" up
+	modprobe rdma_rxe
+	ip netns exec nsrxe rdma link add "$2" type rxe netdev "$1"
+}
+
 # Runs the pyverbs test SCRIPT (in tools/testing/vm) against rrxe0 on veth0
 # and then, unchanged, against C rxe's rxe0 on veth1: the checks are about
-# the verbs, so both drivers must pass them.
+# the verbs, so both drivers must pass them.  Both drivers bind UDP port
+# 4791 in the namespaces they serve, so C rxe's veth1 lives in namespace
+# nsrxe (devices stay visible from every namespace).
 verbs_on_both() {
 	local script="$RRXE_TOP/tools/testing/vm/$1"
+	shift
 	mkveth veth0 veth1
 	modprobe rdma_rrxe
-	modprobe rdma_rxe
 	rdma link add rrxe0 type rrxe netdev veth0
-	rdma link add rxe0 type rxe netdev veth1
-	/usr/bin/python3 "$script" rrxe0
-	/usr/bin/python3 "$script" rxe0
+	c_rxe_in_ns veth1 rxe0
+	/usr/bin/python3 "$script" rrxe0 "$@"
+	/usr/bin/python3 "$script" rxe0 "$@"
 	rdma link delete rxe0
 	rdma link delete rrxe0
+	ip netns del nsrxe
 	rmmod rdma_rrxe
 }

@@ -205,7 +205,7 @@ fn source_port(qpn: u32) -> u16 {
     0xc000 | ((qpn.wrapping_mul(0x9e37_79b9) >> 18) as u16 & 0x3fff)
 }
 
-/// `create_qp` for user QPs of type RC or UC.
+/// `create_qp` for user QPs of type RC, UC or UD.
 pub(crate) fn create(
     core: &Arc<DevCore>,
     init: &mut QpInit,
@@ -217,7 +217,10 @@ pub(crate) fn create(
         return Err(crate::kapi::eopnotsupp());
     };
     let qp_type = match QpType::from_raw(init.qp_type) {
-        Some(t @ (QpType::Rc | QpType::Uc)) => t,
+        // UD QPs can be created and moved through their states; their
+        // data path is not implemented (sends complete with a local QP
+        // operation error, received datagrams are dropped).
+        Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
         _ => {
             rrxe_ratelimited!(pr_warn, "rrxe: QP type {} is not supported\n", init.qp_type);
             return Err(crate::kapi::eopnotsupp());

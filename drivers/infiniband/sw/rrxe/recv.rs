@@ -13,7 +13,7 @@ use crate::icrc::KernelCrc32;
 use crate::kapi::net::skb::SkBuff;
 use crate::proto::bth::BTH_DEF_PKEY;
 use crate::proto::icrc::icrc_verify;
-use crate::proto::qp_state::QpState;
+use crate::proto::qp_state::{QpState, QpType};
 use crate::proto::validate::{check_header, check_keys, check_type_state};
 use crate::proto::Packet;
 use crate::stats::Counter;
@@ -27,6 +27,10 @@ pub(crate) fn process(core: &Arc<DevCore>, skb: &SkBuff) {
         return dropped();
     }
     let Some(qp) = core.qps.get_if(pkt.dest_qpn(), |_| true) else { return dropped() };
+    if qp.qp_type == QpType::Ud {
+        // UD receive (GRH placement, Q_Key) is not implemented.
+        return dropped();
+    }
     let mut e = qp.eng.lock();
     if e.dead {
         return;

@@ -70,6 +70,13 @@ pub(crate) fn run(s: &Arc<QpShared>, e: &mut Engine) -> bool {
     if e.dead || e.state != QpState::Rts || matches!(e.timer, Some((TimerKind::RnrWait, _))) {
         return false;
     }
+    if s.qp_type == QpType::Ud {
+        if fetch(s, e) {
+            retire_head(s, e, WcStatus::LocQpOpErr);
+            fail(s, e, "UD sends are not implemented");
+        }
+        return false;
+    }
     let Some(ep) = e.ep else {
         fail(s, e, "no path to send on");
         return false;

@@ -3,14 +3,14 @@
 # capabilities rrxe does not claim yet (Documentation/rrxe/compat.rst) are
 # excluded; everything else must be identical.
 mkveth veth0 veth1
-modprobe rdma_rxe
 modprobe rdma_rrxe
-rdma link add rxe0 type rxe netdev veth0
+c_rxe_in_ns veth0 rxe0
 rdma link add rrxe0 type rrxe netdev veth1
 ibv_devinfo -v -d rxe0 >/tmp/c.txt || fail "ibv_devinfo rxe0"
 ibv_devinfo -v -d rrxe0 >/tmp/r.txt || fail "ibv_devinfo rrxe0"
 python3 "$RRXE_TOP/tools/testing/vm/devinfo_compare.py" /tmp/c.txt /tmp/r.txt || fail "devinfo differs"
 rdma link delete rxe0
 rdma link delete rrxe0
+ip netns del nsrxe
 rmmod rdma_rrxe
 rmmod rdma_rxe
