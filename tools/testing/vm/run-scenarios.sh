@@ -39,7 +39,9 @@ for s in "$here"/scenarios/*.sh; do
 	cleanup
 	dmesg -C
 	t0=$(date +%s.%N)
-	timeout -k 5 "${SCENARIO_TIMEOUT:-300}" bash -e -c ". '$here/lib.sh'; . '$s'" >"$out/$name.log" 2>&1
+	# A scenario may ask for more time with a "# timeout: SECONDS" line.
+	limit=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$s" | head -1)
+	timeout -k 5 "${limit:-${SCENARIO_TIMEOUT:-300}}" bash -e -c ". '$here/lib.sh'; . '$s'" >"$out/$name.log" 2>&1
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	dmesg >"$out/$name.dmesg"

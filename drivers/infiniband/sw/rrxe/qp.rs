@@ -201,7 +201,7 @@ fn new_engine() -> Engine {
 
 /// UDP source port for QP `qpn`: 0xc000 and up, spread by a hash (for
 /// ECMP entropy, as C rxe).
-fn source_port(qpn: u32) -> u16 {
+pub(crate) fn source_port(qpn: u32) -> u16 {
     0xc000 | ((qpn.wrapping_mul(0x9e37_79b9) >> 18) as u16 & 0x3fff)
 }
 

@@ -40,6 +40,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.destroy_cq = Some(super::cq::destroy_cq::<T>);
     ops.poll_cq = Some(poll_cq::<T>);
     ops.req_notify_cq = Some(super::cq::req_notify_cq::<T>);
+    ops.disassociate_ucontext = Some(disassociate_ucontext);
     ops.mmap = Some(super::umap::mmap);
     ops.mmap_free = Some(super::umap::mmap_free);
     ops.get_dma_mr = Some(get_dma_mr::<T>);
@@ -151,6 +152,18 @@ unsafe extern "C" fn get_port_immutable<T: Driver>(
 unsafe extern "C" fn get_link_layer(_ib: *mut bindings::ib_device, _port: u32) -> bindings::rdma_link_layer {
     bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
 }
+
+/// `disassociate_ucontext`: the device is going away while a process still
+/// has it open.  Providing it lets ib_core remove the device at once instead
+/// of waiting for every process to close it: ib_core destroys the context's
+/// objects through the regular destroy verbs, zaps the process's mappings of
+/// the rings, and fails its later verbs with `EIO`.  Nothing is left for the
+/// driver to do here.
+///
+/// # Safety
+///
+/// Only called by ib_core, through the ops table.
+unsafe extern "C" fn disassociate_ucontext(_uctx: *mut bindings::ib_ucontext) {}
 
 /// # Safety
 ///
