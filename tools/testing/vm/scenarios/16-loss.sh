@@ -1,0 +1,29 @@
+# timeout: 900
+# Retransmission: RC traffic between two rrxe devices, and between rrxe and
+# C rxe each way, over a veth with netem dropping 5% of the packets in
+# each direction: SENDs and RDMA WRITEs of 64 KiB (pyverbs, loss_test.py)
+# must all complete and arrive byte-exact (sequence NAKs, duplicate ACKs,
+# the retransmit timer), and the counters show the recovery.
+. "$RRXE_TOP/tools/testing/vm/pingpong.sh"
+lossy() {
+	ip netns exec ppA tc qdisc add dev vpa root netem loss 5%
+	ip netns exec ppB tc qdisc add dev vpb root netem loss 5%
+}
+modprobe sch_netem
+for pair in "rrxe rrxe" "rxe rrxe" "rrxe rxe"; do
+	# shellcheck disable=SC2086
+	pp_setup_pair $pair
+	lossy
+	/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/loss_test.py" \
+		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" 60 ||
+		fail "$pair: loss test"
+	note "$pair: passed with 5% loss"
+	if [ "$pair" = "rrxe rrxe" ]; then
+		stats=$(rdma statistic show link ppa0/1; rdma statistic show link ppb0/1)
+		note "$stats"
+		echo "$stats" | grep -Eq "retransmits [1-9]" || fail "no retransmissions counted"
+		echo "$stats" | grep -Eq "(out_of_seq_request|duplicate_request) [1-9]" ||
+			fail "no sequence/duplicate events counted"
+	fi
+done
+pp_teardown
