@@ -10,7 +10,8 @@ export RRXE_OUT=${RRXE_OUT:-$top/out/test}
 mkdir -p "$RRXE_OUT"
 rm -f "$RRXE_OUT"/*.log "$RRXE_OUT"/*.dmesg "$RRXE_OUT"/vm.tap "$RRXE_OUT"/kunit.*
 
-bash "$top/scripts/vm-run.sh" "bash tools/testing/vm/run-scenarios.sh ${1:-}"
+# The pingpong matrices take most of the time (~40 min under TCG).
+VM_TIMEOUT=${VM_TIMEOUT:-4800} bash "$top/scripts/vm-run.sh" "bash tools/testing/vm/run-scenarios.sh ${1:-}"
 vmrc=$?
 
 vm_pass=$(grep -c '^ok ' "$RRXE_OUT/vm.tap" 2>/dev/null || true)
