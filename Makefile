@@ -59,7 +59,7 @@ vm-test: module
 test: module
 	@bash tools/testing/run-all.sh
 
-bench: setup
+bench: module
 	@bash tools/testing/bench.sh
 
 # Coverage-guided fuzzing of the protocol core (FUZZ_SECONDS, default 600).
