@@ -16,13 +16,20 @@ use crate::proto::cqe::{Cqe, CQE_SIZE};
 use crate::queue::{Geometry, UserQueue};
 use crate::{param, rrxe_ratelimited};
 
-/// What a CQ shares with the QPs that complete into it.
+/// The ring and the kernel's producer index (a running count).
+struct Ring {
+    /// Taken away when the CQ is destroyed (see [`RrxeCq`]'s drop).
+    queue: Option<UserQueue>,
+    producer: u32,
+}
+
+/// What a CQ shares with the QPs that complete into it.  QPs may hold it
+/// (through work items) after the CQ is destroyed; the ring is gone then
+/// and completions are dropped.
 #[pin_data]
 pub(crate) struct CqShared {
-    queue: UserQueue,
-    /// The kernel's producer index (unmasked count of entries produced).
     #[pin]
-    producer: Mutex<u32>,
+    ring: Mutex<Ring>,
     /// Armed notification (`IB_CQ_SOLICITED` or `IB_CQ_NEXT_COMP`), 0 if
     /// disarmed.
     notify: AtomicU32,
@@ -32,6 +39,15 @@ pub(crate) struct CqShared {
 /// Driver data of one CQ.
 pub(crate) struct RrxeCq {
     pub(crate) shared: Arc<CqShared>,
+}
+
+impl Drop for RrxeCq {
+    /// `destroy_cq`: the ring's mmap entry goes now, while the user context
+    /// exists, whoever still holds the shared part.
+    fn drop(&mut self) {
+        let q = self.shared.ring.lock().queue.take();
+        drop(q);
+    }
 }
 
 /// Creates a CQ for `attr`; see [`crate::kapi::rdma::device::Driver::create_cq`].
@@ -55,7 +71,11 @@ pub(crate) fn create(attr: CqAttr, user: Option<UserCaller<'_>>, events: CqEvent
     // struct rxe_create_cq_resp { struct mminfo mi; }
     user.udata.respond(&queue.mminfo())?;
     let shared = Arc::pin_init(
-        pin_init!(CqShared { queue, producer <- new_mutex!(0), notify: AtomicU32::new(0), events }),
+        pin_init!(CqShared {
+            ring <- new_mutex!(Ring { queue: Some(queue), producer: 0 }),
+            notify: AtomicU32::new(0),
+            events,
+        }),
         GFP_KERNEL,
     )?;
     Ok((RrxeCq { shared }, geo.capacity()))
@@ -75,7 +95,11 @@ pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
         let _ = cq.notify.compare_exchange(0, arm, Ordering::AcqRel, Ordering::Acquire);
     }
     let report = flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
-    Ok(report && cq.queue.count()? != 0)
+    let pending = match &cq.ring.lock().queue {
+        Some(q) => q.count()?,
+        None => 0,
+    };
+    Ok(report && pending != 0)
 }
 
 impl CqShared {
@@ -85,15 +109,17 @@ impl CqShared {
     /// treat the QP as failed (IBTA: CQ overrun is a fatal error).
     pub(crate) fn post(&self, cqe: &Cqe, solicited: bool) -> Result {
         {
-            let mut prod = self.producer.lock();
+            let mut ring = self.ring.lock();
+            let prod = ring.producer;
+            let Some(q) = &ring.queue else { return Err(ENODEV) };
             let next = prod.wrapping_add(1);
-            if next & self.queue.mask() == self.queue.user_consumer()? {
+            if next & q.mask() == q.user_consumer()? {
                 rrxe_ratelimited!(pr_warn, "rrxe: CQ overrun (QP {:#x})\n", cqe.qp_num);
                 return Err(ENOSPC);
             }
-            self.queue.write_slot(*prod, &cqe.encode())?;
-            self.queue.publish_producer(next)?;
-            *prod = next;
+            q.write_slot(prod, &cqe.encode())?;
+            q.publish_producer(next)?;
+            ring.producer = next;
         }
         let armed = self.notify.load(Ordering::Acquire);
         let fire = armed == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP

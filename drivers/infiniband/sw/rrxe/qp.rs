@@ -60,6 +60,11 @@ pub(crate) struct Engine {
     pub(crate) pmtu: u32,
     /// Destroyed: nothing may run any more.
     pub(crate) dead: bool,
+    /// The rings user space maps; taken away (and their mmap entries
+    /// removed) by `destroy_qp`, so they never outlive the user context
+    /// even if a work item still holds the QP.  Engine code clones the
+    /// `Arc` under the lock for the length of one step.
+    pub(crate) rings: Option<Arc<Rings>>,
     // ---- send side (requester and completer) ----
     /// Send WQEs copied out of the ring (a running count).
     pub(crate) sq_fetched: u32,
@@ -97,6 +102,12 @@ pub(crate) struct Engine {
     pub(crate) uc_drop: bool,
 }
 
+/// A QP's send and receive rings.
+pub(crate) struct Rings {
+    pub(crate) sq: UserQueue,
+    pub(crate) rq: UserQueue,
+}
+
 /// What a QP number names in the table, shared by the verbs and the
 /// engine's work items.
 #[pin_data]
@@ -107,8 +118,6 @@ pub(crate) struct QpShared {
     pub(crate) core: Arc<DevCore>,
     pub(crate) scq: Arc<CqShared>,
     pub(crate) rcq: Arc<CqShared>,
-    pub(crate) sq: UserQueue,
-    pub(crate) rq: UserQueue,
     /// UDP source port of its packets.
     pub(crate) sport: u16,
     #[pin]
@@ -171,8 +180,9 @@ fn geometry(caps: &mut QpCaps) -> Result<(Geometry, Geometry)> {
     Ok((sq, rq))
 }
 
-fn new_engine() -> Engine {
+fn new_engine(rings: Option<Arc<Rings>>) -> Engine {
     Engine {
+        rings,
         attrs: QpAttr::default(),
         state: QpState::Reset,
         ep: None,
@@ -234,6 +244,7 @@ pub(crate) fn create(
     let sq = UserQueue::new(&user.ctx, sqg)?;
     let rq = UserQueue::new(&user.ctx, rqg)?;
     let (sq_mi, rq_mi) = (sq.mminfo(), rq.mminfo());
+    let rings = Arc::new(Rings { sq, rq }, GFP_KERNEL)?;
     let init_copy = *init;
     let shared = core.qps.insert(|qpn, _| {
         let sport = source_port(qpn);
@@ -244,10 +255,8 @@ pub(crate) fn create(
             core: core.clone(),
             scq: cqs.0.shared.clone(),
             rcq: cqs.1.shared.clone(),
-            sq,
-            rq,
             sport,
-            eng <- new_mutex!(new_engine()),
+            eng <- new_mutex!(new_engine(Some(rings))),
             run <- new_work!("rrxe::qp"),
             timer <- new_delayed_work!("rrxe::qp_timer"),
         })
@@ -379,7 +388,7 @@ pub(crate) fn modify(qp: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     let was = e.state;
     e.state = next;
     match next {
-        QpState::Reset if was != QpState::Reset => reset(s, e),
+        QpState::Reset if was != QpState::Reset => reset(e),
         QpState::Err if was != QpState::Err => flush(s, e),
         _ => {}
     }
@@ -405,6 +414,7 @@ pub(crate) fn destroy(qp: RrxeQp) {
     {
         let mut e = s.eng.lock();
         e.dead = true;
+        e.rings = None;
         e.timer = None;
         e.inflight.clear();
         e.recv = None;
@@ -506,7 +516,9 @@ pub(crate) fn complete_send(s: &QpShared, e: &mut Engine, w: &SendWqe, status: W
 /// Posts a completion for the receive queue and retires its WQE.
 pub(crate) fn complete_recv(s: &QpShared, e: &mut Engine, cqe: &Cqe, solicited: bool) {
     e.rq_done = e.rq_done.wrapping_add(1);
-    let _ = s.rq.publish_consumer(e.rq_done);
+    if let Some(r) = &e.rings {
+        let _ = r.rq.publish_consumer(e.rq_done);
+    }
     if cqe.status != WcStatus::Success {
         s.core.stats.inc(crate::stats::Counter::CompletionErrors);
     }
@@ -524,7 +536,9 @@ pub(crate) fn retire_head(s: &QpShared, e: &mut Engine, status: WcStatus) {
     let w = e.inflight.remove(0).ok();
     e.req_next = e.req_next.saturating_sub(1);
     e.sq_done = e.sq_done.wrapping_add(1);
-    let _ = s.sq.publish_consumer(e.sq_done);
+    if let Some(r) = &e.rings {
+        let _ = r.sq.publish_consumer(e.sq_done);
+    }
     if let Some(w) = w {
         complete_send(s, e, &w, status);
     }
@@ -551,15 +565,17 @@ pub(crate) fn flush(s: &QpShared, e: &mut Engine) {
         retire_head(s, e, WcStatus::WrFlushErr);
     }
     e.req_next = 0;
-    let mask = s.sq.mask();
-    if let Ok(p) = s.sq.user_producer() {
+    let Some(rings) = e.rings.clone() else { return };
+    let (sq, rq) = (&rings.sq, &rings.rq);
+    let mask = sq.mask();
+    if let Ok(p) = sq.user_producer() {
         let mut n = p.wrapping_sub(e.sq_done) & mask;
         while n > 0 {
             let mut b = [0u8; 8];
-            let wr_id = s.sq.read_slot(e.sq_done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
+            let wr_id = sq.read_slot(e.sq_done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
             let cqe = Cqe { wr_id, status: WcStatus::WrFlushErr, opcode: wc_opcode::SEND, byte_len: 0, imm: None, qp_num: s.qpn, src_qp: 0 };
             e.sq_done = e.sq_done.wrapping_add(1);
-            let _ = s.sq.publish_consumer(e.sq_done);
+            let _ = sq.publish_consumer(e.sq_done);
             let _ = s.scq.post(&cqe, false);
             n -= 1;
         }
@@ -569,12 +585,12 @@ pub(crate) fn flush(s: &QpShared, e: &mut Engine) {
     if let Some(r) = e.recv.take() {
         complete_recv(s, e, &flushed(r.hdr.wr_id), false);
     }
-    let rmask = s.rq.mask();
-    if let Ok(p) = s.rq.user_producer() {
+    let rmask = rq.mask();
+    if let Ok(p) = rq.user_producer() {
         let mut n = p.wrapping_sub(e.rq_done) & rmask;
         while n > 0 {
             let mut b = [0u8; 8];
-            let wr_id = s.rq.read_slot(e.rq_done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
+            let wr_id = rq.read_slot(e.rq_done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
             complete_recv(s, e, &flushed(wr_id), false);
             n -= 1;
         }
@@ -583,12 +599,15 @@ pub(crate) fn flush(s: &QpShared, e: &mut Engine) {
 
 /// Back to RESET: forget all state; both rings become empty (indices 0,
 /// as librxe expects after a reset).
-fn reset(s: &QpShared, e: &mut Engine) {
+fn reset(e: &mut Engine) {
     let attrs = e.attrs;
-    *e = new_engine();
+    let rings = e.rings.take();
+    *e = new_engine(rings);
     e.attrs = attrs;
-    for q in [&s.sq, &s.rq] {
-        let _ = q.publish_producer(0);
-        let _ = q.publish_consumer(0);
+    if let Some(r) = &e.rings {
+        for q in [&r.sq, &r.rq] {
+            let _ = q.publish_producer(0);
+            let _ = q.publish_consumer(0);
+        }
     }
 }

@@ -47,12 +47,14 @@ pub(crate) fn arm_retransmit(s: &Arc<QpShared>, e: &mut Engine) {
 
 /// Takes the next WQE from the send queue; false if there is none.
 fn fetch(s: &QpShared, e: &mut Engine) -> bool {
-    let Ok(p) = s.sq.user_producer() else { return false };
-    if p.wrapping_sub(e.sq_fetched) & s.sq.mask() == 0 {
+    let Some(rings) = e.rings.clone() else { return false };
+    let sq = &rings.sq;
+    let Ok(p) = sq.user_producer() else { return false };
+    if p.wrapping_sub(e.sq_fetched) & sq.mask() == 0 {
         return false;
     }
     let caps = &s.init.caps;
-    match crate::wqe::fetch_send(&s.sq, e.sq_fetched, caps.max_send_sge, caps.max_inline_data, e.pmtu) {
+    match crate::wqe::fetch_send(sq, e.sq_fetched, caps.max_send_sge, caps.max_inline_data, e.pmtu) {
         Ok(w) => {
             if e.inflight.push(w, GFP_KERNEL).is_err() {
                 return false;

@@ -64,11 +64,13 @@ fn take_recv(s: &QpShared, e: &mut Engine) -> Result<(), Outcome> {
     if e.recv.is_some() {
         return Ok(());
     }
-    let avail = s.rq.user_producer().map_or(0, |p| p.wrapping_sub(e.rq_done) & s.rq.mask());
+    let Some(rings) = e.rings.clone() else { return Err(Outcome::NotReady) };
+    let rq = &rings.rq;
+    let avail = rq.user_producer().map_or(0, |p| p.wrapping_sub(e.rq_done) & rq.mask());
     if avail == 0 {
         return Err(Outcome::NotReady);
     }
-    match crate::wqe::fetch_recv(&s.rq, e.rq_done, s.init.caps.max_recv_sge) {
+    match crate::wqe::fetch_recv(rq, e.rq_done, s.init.caps.max_recv_sge) {
         Ok(Ok(r)) => {
             e.recv = Some(r);
             Ok(())
