@@ -1,23 +1,37 @@
 # rrxe top-level Makefile.  The two user commands are `make demo` and
 # `make test`; `make vm-run CMD='...'` is the interface tests, benchmarks and
 # users build on.  Everything heavy is cached under ~/.cache/rrxe (see
-# scripts/lib.sh), keyed by kernel version and config.
+# scripts/lib.sh), keyed by kernel version, flavor and config.
+#
+# FLAVOR=release (default; GCC, what `make bench` measures) or
+# FLAVOR=debug (clang-19, KASAN, lockdep, kmemleak, ...): which kernel the
+# module is built against and the VM boots.
 SHELL := /bin/bash
 TOP := $(CURDIR)
-# Resolved once per make invocation: cheap (hashes one file).
-KDIR := $(shell bash -c '. $(TOP)/scripts/lib.sh; echo $$KDIR')
-KMODROOT := $(shell bash -c '. $(TOP)/scripts/lib.sh; echo $$KMODROOT')
+FLAVOR ?= release
+export FLAVOR
+# Resolved once per make invocation: cheap (hashes the fragments).
+LIBVARS := $(shell bash -c '. $(TOP)/scripts/lib.sh && echo "$$KDIR|$$KMODROOT|$$MODOUT|$$KMAKE_FLAGS"')
+ifeq ($(LIBVARS),)
+$(error scripts/lib.sh failed (FLAVOR=$(FLAVOR)): see the message above)
+endif
+KDIR := $(word 1,$(subst |, ,$(LIBVARS)))
+KMODROOT := $(word 2,$(subst |, ,$(LIBVARS)))
+MODOUT := $(word 3,$(subst |, ,$(LIBVARS)))
+KMAKE_FLAGS := $(wordlist 4,9,$(subst |, ,$(LIBVARS)))
 TOOLENV := . $(TOP)/scripts/lib.sh && rrxe_toolchain_env
-KO := drivers/infiniband/sw/rrxe/rdma_rrxe.ko
+KBUILD := $(MAKE) -s -C $(KDIR) $(KMAKE_FLAGS) M=$(TOP) MO=$(MODOUT)
+KO := $(MODOUT)/drivers/infiniband/sw/rrxe/rdma_rrxe.ko
 RS_SRCS := $(shell find drivers/infiniband/sw/rrxe -name '*.rs' -not -path '*/target/*' -not -path '*/fuzz/*' -not -path '*/tests/*' -not -path '*/benches/*')
 
-.PHONY: all setup kernel module vm-run demo test host-test vm-test bench fuzz clippy clean help
+.PHONY: all setup kernel module vm-run demo test test-full host-test vm-test bench fuzz clippy clean help
 all: module
 
 help:
 	@echo "make demo               set up, build kernel+module, boot the VM, show rrxe"
-	@echo "make test               run every test; ends with 'N passed, N failed'"
-	@echo "make vm-run CMD='...'   boot the test VM and run CMD as root"
+	@echo "make test               every feature, on the release and debug kernels; ends with 'N passed, N failed'"
+	@echo "make test-full          the same plus exhaustive matrices and soaks"
+	@echo "make vm-run CMD='...'   boot the test VM and run CMD as root [FLAVOR=debug]"
 	@echo "make bench              benchmarks (not tests), ratios in out/bench/summary.txt"
 	@echo "make fuzz [FUZZ_SECONDS=600]   libFuzzer on the protocol core's parser"
 	@echo "make module | kernel | setup | clippy | clean"
@@ -31,9 +45,10 @@ kernel: setup
 # The module: built out of tree against the cached kernel, then installed
 # into the VM's module tree (extra/) so `modprobe rdma_rrxe` works inside.
 $(KO): $(RS_SRCS) Kbuild drivers/infiniband/sw/rrxe/Makefile $(KDIR)/arch/x86/boot/bzImage
-	@$(TOOLENV) && $(MAKE) -s -C $(KDIR) M=$(TOP) modules
-	@$(TOOLENV) && $(MAKE) -s -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(KMODROOT) INSTALL_MOD_DIR=extra modules_install >/dev/null
-	@echo "rrxe: built $(KO)"
+	@mkdir -p $(MODOUT)
+	@$(TOOLENV) && $(KBUILD) modules || { echo "rrxe: error: building rdma_rrxe ($(FLAVOR)) failed (compiler output above)" >&2; exit 1; }
+	@$(TOOLENV) && $(KBUILD) INSTALL_MOD_PATH=$(KMODROOT) INSTALL_MOD_DIR=extra modules_install >/dev/null
+	@echo "rrxe: built rdma_rrxe.ko ($(FLAVOR))"
 
 $(KDIR)/arch/x86/boot/bzImage:
 	@bash scripts/kernel.sh >/dev/null
@@ -56,8 +71,16 @@ host-test: setup
 vm-test: module
 	@bash tools/testing/vm-tests.sh
 
-test: module
-	@bash tools/testing/run-all.sh
+# Both flavors: the module is built against each kernel first.
+test: setup
+	@$(MAKE) -s module FLAVOR=release
+	@$(MAKE) -s module FLAVOR=debug
+	@bash tools/testing/run-all.sh quick
+
+test-full: setup
+	@$(MAKE) -s module FLAVOR=release
+	@$(MAKE) -s module FLAVOR=debug
+	@bash tools/testing/run-all.sh full
 
 bench: module
 	@bash tools/testing/bench.sh
@@ -68,7 +91,7 @@ fuzz: setup
 
 # The module under the kernel's clippy configuration.
 clippy: kernel
-	@$(TOOLENV) && touch drivers/infiniband/sw/rrxe/rdma_rrxe.rs && $(MAKE) -s -C $(KDIR) M=$(TOP) CLIPPY=1 modules
+	@$(TOOLENV) && touch drivers/infiniband/sw/rrxe/rdma_rrxe.rs && $(KBUILD) CLIPPY=1 modules
 
 clean:
-	@$(TOOLENV) && $(MAKE) -s -C $(KDIR) M=$(TOP) clean 2>/dev/null || true
+	@rm -rf $(MODOUT)

@@ -1,5 +1,9 @@
-# Shared settings for rrxe's scripts: kernel version, cache paths, toolchain env.
-# Sourced, not run.  Everything here is derived; nothing is downloaded.
+# Shared settings for rrxe's scripts: kernel version, flavor, cache paths,
+# toolchain env, and the error reporting every script uses.  Sourced, not
+# run.  Everything here is derived; nothing is downloaded.
+#
+# Every function here returns 0 unless it says otherwise: callers run under
+# `set -e`, where a function whose last command fails ends the script.
 
 RRXE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KVER_PKG=7.2
@@ -7,26 +11,64 @@ KVER_DEB=7.2.12-1~bpo13+1
 KVER=7.2.12
 RRXE_CACHE=${RRXE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rrxe}
 
-# The cache key: kernel version + the config fragment + the base it is merged
-# over.  Patches are not in the key: they only touch rust/ glue and are
-# re-applied incrementally (see scripts/kernel.sh).
+die() { echo "rrxe: error: $*" >&2; exit 1; }
+log() { echo "rrxe: $*" >&2; }
+
+# The step a script is in, named in the error line if a command fails.
+RRXE_STEP=""
+step() { RRXE_STEP=$1; log "$1"; }
+
+# Under `set -e` a failing command ends the script.  This trap says which
+# command, where, and in which step, so no script can end silently; `die`
+# covers the preconditions a script knows about, with what to do.
+rrxe_on_err() { # status file line command
+	local hint="the output above says why; 'bash -x $2' traces every command"
+	echo "rrxe: error: $(basename "$2"):$3: '$4' failed (exit $1)${RRXE_STEP:+ during: $RRXE_STEP}; $hint" >&2
+}
+rrxe_trap_errors() {
+	set -eEuo pipefail
+	trap 'rrxe_on_err $? "${BASH_SOURCE[0]}" "$LINENO" "$BASH_COMMAND"' ERR
+}
+
+# Kernel flavors: release (GCC; what `make bench` uses) and debug (clang-19
+# with KASAN, lockdep, kmemleak, ...).  Each is built from tinyconfig plus
+# its fragments, and cached under its own key.
+FLAVOR=${FLAVOR:-release}
+case "$FLAVOR" in
+release)
+	RRXE_FRAGMENTS=("$RRXE_TOP/configs/rrxe-vm.config")
+	KMAKE_FLAGS="ARCH=x86_64"
+	;;
+debug)
+	RRXE_FRAGMENTS=("$RRXE_TOP/configs/rrxe-vm.config" "$RRXE_TOP/configs/rrxe-debug.config")
+	KMAKE_FLAGS="ARCH=x86_64 LLVM=-19"
+	;;
+*)
+	die "FLAVOR must be 'release' or 'debug', not '$FLAVOR'"
+	;;
+esac
+
+# The cache key: kernel version, flavor, the fragments and the base they are
+# merged over.  Patches are not in the key: they only touch rust/ glue and
+# are re-applied incrementally (see scripts/kernel.sh).
 rrxe_config_hash() {
-	{ echo "$KVER_DEB tinyconfig"; cat "$RRXE_TOP/configs/rrxe-vm.config"; } |
+	{ echo "$KVER_DEB tinyconfig $FLAVOR $KMAKE_FLAGS"; cat "${RRXE_FRAGMENTS[@]}"; } |
 		sha256sum | cut -c1-12
 }
-KEY="$KVER-$(rrxe_config_hash)"
+KEY="$KVER-$FLAVOR-$(rrxe_config_hash)"
 KBUILD_CACHE="$RRXE_CACHE/$KEY"
 KDIR="$KBUILD_CACHE/linux"
 KMODROOT="$KBUILD_CACHE/modroot"
+# Where the out-of-tree module is built (kbuild's MO=): per flavor, and
+# never inside the repository.
+MODOUT="$KBUILD_CACHE/rrxe-module"
 
 rrxe_toolchain_env() {
 	export PATH="$HOME/.cargo/bin:$PATH"
 	if [ -z "${LIBCLANG_PATH:-}" ]; then
 		local d
 		d=$(python3 -c 'import clang, os; print(os.path.join(os.path.dirname(clang.__file__), "native"))' 2>/dev/null) || true
-		[ -n "$d" ] && export LIBCLANG_PATH="$d"
+		if [ -n "$d" ]; then export LIBCLANG_PATH="$d"; fi
 	fi
+	return 0
 }
-
-die() { echo "rrxe: error: $*" >&2; exit 1; }
-log() { echo "rrxe: $*" >&2; }

@@ -1,37 +1,72 @@
 #!/usr/bin/env bash
-# Install everything rrxe needs on a Debian 12 host; quick no-op when done.
-# Debian packages (qemu, kernel build deps, stock rdma-core userspace for the
-# VM), rust-src, bindgen-cli (crates.io) and libclang (PyPI wheel).
-set -euo pipefail
+# Install everything rrxe needs on a Debian 12 host; a quick no-op when
+# done.  Debian packages (qemu, kernel build deps, clang-19 for the debug
+# kernel, the stock rdma-core userspace the VM runs), rust-src, bindgen-cli
+# (crates.io) and libclang (the PyPI wheel).
+#
+# Every piece is checked after it is installed; a piece that cannot be had
+# ends the run with an "rrxe: error:" line saying which and what to do.
+# tools/testing/setup-test.sh runs this script with each piece missing.
 . "$(dirname "$0")/lib.sh"
+rrxe_trap_errors
 rrxe_toolchain_env
 
-PKGS=(build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
-	qemu-system-x86 iproute2 ibverbs-utils ibverbs-providers rdmacm-utils
-	perftest rdma-core python3 python3-pyverbs tcpdump bc)
-missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
+PKGS=(
+	# kernel build (release: GCC; debug: clang-19, lld-19, llvm-19)
+	build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
+	clang-19 lld-19 llvm-19
+	# the test VM and what runs in it: rdma-core's userspace, perftest,
+	# rdma_cm tools (rping), iproute2 (ip, rdma, ss), ping, tcpdump
+	qemu-system-x86 iproute2 iputils-ping ibverbs-utils ibverbs-providers
+	rdmacm-utils perftest rdma-core python3 python3-pyverbs tcpdump
+)
+
+missing_pkgs() {
+	local p
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"
+	done
+	return 0
+}
+
+RRXE_STEP="checking Debian packages"
+mapfile -t missing < <(missing_pkgs)
 if [ ${#missing[@]} -gt 0 ]; then
-	log "apt-get install ${missing[*]}"
-	[ "$(id -u)" = 0 ] || die "need root to apt-get install: ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	step "apt-get install ${missing[*]}"
+	[ "$(id -u)" = 0 ] || die "need root to install Debian packages: run 'apt-get install ${missing[*]}' as root, or make demo as root"
+	apt-get update -qq || die "apt-get update failed: check the network and /etc/apt/sources.list"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		die "apt-get install ${missing[*]} failed (output above)"
+	mapfile -t still < <(missing_pkgs)
+	[ ${#still[@]} = 0 ] || die "still not installed after apt-get install: ${still[*]}"
 fi
 
-command -v rustup >/dev/null || die "rustup not found (the machine's rustc 1.95 comes from rustup)"
+RRXE_STEP="checking the Rust toolchain"
+command -v rustup >/dev/null || die "rustup not found: this machine's rustc 1.95 comes from rustup (https://rustup.rs)"
 if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
-	log "rustup component add rust-src"
-	rustup component add rust-src >/dev/null
+	step "rustup component add rust-src"
+	rustup component add rust-src >/dev/null || die "rustup component add rust-src failed (output above)"
+	rustup component list --installed 2>/dev/null | grep -q '^rust-src' ||
+		die "rust-src is not installed after 'rustup component add rust-src'"
 fi
+
 if ! command -v bindgen >/dev/null; then
-	log "cargo install --locked bindgen-cli (a few minutes)"
-	cargo install --locked bindgen-cli >/dev/null 2>&1 || die "cargo install bindgen-cli failed"
+	step "cargo install --locked bindgen-cli (a few minutes)"
+	blog=$(mktemp "${TMPDIR:-/tmp}/rrxe-bindgen.XXXXXX")
+	if ! cargo install --locked bindgen-cli >"$blog" 2>&1; then
+		tail -20 "$blog" >&2
+		die "cargo install --locked bindgen-cli failed (last lines above; full log $blog)"
+	fi
+	rm -f "$blog"
+	command -v bindgen >/dev/null || die "bindgen is not on PATH after cargo install (is \$HOME/.cargo/bin on PATH?)"
 fi
+
 if [ -z "${LIBCLANG_PATH:-}" ] || [ ! -e "$LIBCLANG_PATH/libclang.so" ]; then
-	log "pip install libclang (libclang >= 17 wheel)"
-	python3 -m pip install -q libclang >/dev/null 2>&1 || die "pip install libclang failed"
+	step "pip install libclang (libclang >= 17 wheel, for bindgen)"
+	python3 -m pip install -q libclang >/dev/null 2>&1 ||
+		die "'python3 -m pip install libclang' failed: check that $(command -v python3) has pip and PyPI is reachable"
+	unset LIBCLANG_PATH
 	rrxe_toolchain_env
 fi
-[ -e "${LIBCLANG_PATH:-}/libclang.so" ] || die "libclang.so not found (LIBCLANG_PATH=${LIBCLANG_PATH:-unset})"
+[ -n "${LIBCLANG_PATH:-}" ] && [ -e "$LIBCLANG_PATH/libclang.so" ] ||
+	die "libclang.so not found (LIBCLANG_PATH=${LIBCLANG_PATH:-unset}): 'python3 -c \"import clang\"' must work, or set LIBCLANG_PATH"

@@ -11,13 +11,16 @@
 #
 # Environment: VM_CPUS (2), VM_MEM (2048, MiB), VM_TIMEOUT (seconds, 1800),
 # VM_LOGLEVEL (console loglevel inside, 1: only emergencies; dmesg has all),
-# RRXE_OUT (host directory for results; a temporary one by default).
-set -euo pipefail
+# RRXE_OUT (host directory for results; a temporary one by default),
+# FLAVOR (release or debug: which cached kernel boots).
 . "$(dirname "$0")/lib.sh"
+rrxe_trap_errors
+RRXE_STEP="starting the $FLAVOR VM"
 
 CMD=${1:-${RRXE_VM_CMD:-}}
 [ -n "$CMD" ] || die "usage: scripts/vm-run.sh 'command' (or make vm-run CMD='...')"
-[ -f "$KDIR/arch/x86/boot/bzImage" ] || die "no kernel at $KDIR: run 'make kernel' first"
+[ -f "$KDIR/arch/x86/boot/bzImage" ] || die "no $FLAVOR kernel at $KDIR: run 'make kernel FLAVOR=$FLAVOR' (or 'make module') first"
+[ -d "$KMODROOT/lib/modules" ] || die "no modules of the $FLAVOR kernel in $KMODROOT: run 'make module FLAVOR=$FLAVOR'"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run scripts/setup.sh"
 # The VM mounts its modules over /lib/modules; a Debian host without a
 # kernel package may lack the (empty) mount point.
@@ -30,25 +33,28 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 rm -f "$OUT/.rc"
 printf '%s\n' "$CMD" >"$OUT/.cmd"
-cleanup() { [ $own_out = 1 ] && rm -rf "$OUT"; true; }
+cleanup() {
+	if [ $own_out = 1 ]; then rm -rf "$OUT"; fi
+	return 0
+}
 trap cleanup EXIT
 
 kver=$(cat "$KDIR/include/config/kernel.release")
 append="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic"
 append+=" root=rrxe_root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro"
 append+=" init=$RRXE_TOP/scripts/vm-init.sh rrxe.out=$OUT rrxe.kver=$kver rrxe.top=$RRXE_TOP"
-append+=" rrxe.loglevel=${VM_LOGLEVEL:-1}"
+append+=" rrxe.loglevel=${VM_LOGLEVEL:-1} ${VM_APPEND:-}"
 
 share() { # tag path [ro]
 	local ro=""; [ "${3:-}" = ro ] && ro=",readonly=on"
 	echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap$ro -device virtio-9p-pci,fsdev=$1,mount_tag=$1"
 }
 
-# One CPU per socket: the kernel has no ACPI, and SeaBIOS's MP table, which
-# it reads instead, describes one processor per socket.
+# One CPU per socket, as SeaBIOS's MP table (the fallback to ACPI's MADT)
+# describes them.
 cpus=${VM_CPUS:-2}
 
-set +e
+qrc=0
 # shellcheck disable=SC2046
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
 	-machine pc -accel tcg,thread=multi -cpu max -smp "$cpus,sockets=$cpus,cores=1" -m "${VM_MEM:-2048}" \
@@ -58,11 +64,9 @@ timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
 	$(share rrxe_mods "$KMODROOT/lib/modules/$kver" ro) \
 	$(share rrxe_out "$OUT") \
 	$(share rrxe_top "$RRXE_TOP" ro) \
-	</dev/null
-qrc=$?
-set -e
+	</dev/null || qrc=$?
 if [ -f "$OUT/.rc" ]; then
 	exit "$(cat "$OUT/.rc")"
 fi
-echo "rrxe: VM ended without reporting CMD's status (qemu exit $qrc; 124 = timeout)" >&2
+echo "rrxe: error: the VM ended without reporting CMD's status (qemu exit $qrc; 124: VM_TIMEOUT=${VM_TIMEOUT:-1800} s passed; the console output above shows how far it got)" >&2
 exit 125

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Host tests: `cargo test` of the no_std protocol core (unit, property,
-# known-answer and corpus-regression tests).  Writes HOST_PASS/HOST_FAIL to
+# known-answer and corpus-regression tests), and the scripts' failure
+# reporting (setup-test.sh).  Writes HOST_PASS/HOST_FAIL to
 # $RRXE_OUT/host.counts.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,6 +17,11 @@ pass=$(awk '/^test result:/ {for (i=1;i<=NF;i++) if ($i ~ /^passed;?$/) s+=$(i-1
 fail=$(awk '/^test result:/ {for (i=1;i<=NF;i++) if ($i ~ /^failed;?$/) s+=$(i-1)} END {print s+0}' "$log")
 if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then fail=1; echo "host: cargo test failed to run (see $log)" >&2; fi
 if [ "$pass" = 0 ] && [ "$fail" = 0 ]; then fail=1; echo "host: no tests ran" >&2; fi
+bash "$top/tools/testing/setup-test.sh" | grep -v '^ok '
+SETUP_PASS=0 SETUP_FAIL=1
+# shellcheck disable=SC1091
+[ -f "$RRXE_OUT/setup.counts" ] && . "$RRXE_OUT/setup.counts"
+pass=$((pass + SETUP_PASS)) fail=$((fail + SETUP_FAIL))
 echo "host: $pass passed, $fail failed"
 echo "HOST_PASS=$pass HOST_FAIL=$fail" >"$RRXE_OUT/host.counts"
 [ "$fail" = 0 ]

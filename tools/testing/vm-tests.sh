@@ -3,15 +3,18 @@
 # inside, then turns its TAP and the module's KUnit KTAP (parsed by the
 # kernel's own tools/testing/kunit/kunit.py) into counts.
 # Usage: vm-tests.sh [scenario-filter]; writes counts to $RRXE_OUT/counts.
+# FLAVOR (release, debug) picks the kernel, RRXE_TEST_LEVEL (quick, full)
+# the scenario sizes.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/lib.sh"
-export RRXE_OUT=${RRXE_OUT:-$top/out/test}
+export RRXE_OUT=${RRXE_OUT:-$top/out/test/$FLAVOR}
+level=${RRXE_TEST_LEVEL:-quick}
 mkdir -p "$RRXE_OUT"
 rm -f "$RRXE_OUT"/*.log "$RRXE_OUT"/*.dmesg "$RRXE_OUT"/vm.tap "$RRXE_OUT"/kunit.*
 
-# The pingpong matrices take most of the time (~40 min under TCG).
-VM_TIMEOUT=${VM_TIMEOUT:-4800} bash "$top/scripts/vm-run.sh" "bash tools/testing/vm/run-scenarios.sh ${1:-}"
+VM_TIMEOUT=${VM_TIMEOUT:-4800} bash "$top/scripts/vm-run.sh" \
+	"RRXE_FLAVOR=$FLAVOR RRXE_TEST_LEVEL=$level bash tools/testing/vm/run-scenarios.sh ${1:-}"
 vmrc=$?
 
 vm_pass=$(grep -c '^ok ' "$RRXE_OUT/vm.tap" 2>/dev/null || true)
@@ -46,6 +49,6 @@ else
 	echo "kunit: no log" >&2
 	k_fail=1
 fi
-echo "vm: $vm_pass passed, $vm_fail failed"
+echo "vm ($FLAVOR): $vm_pass passed, $vm_fail failed"
 echo "KUNIT_PASS=$k_pass KUNIT_FAIL=$k_fail VM_PASS=$vm_pass VM_FAIL=$vm_fail" >"$RRXE_OUT/counts"
 [ $((vm_fail + k_fail)) = 0 ]

@@ -2,13 +2,26 @@
 # Runs inside the test VM (see tools/testing/vm-tests.sh): loads rdma_rrxe
 # once to collect its KUnit results, then runs every scenario in
 # vm/scenarios/ (or those matching $1) in a clean state, each with a time
-# limit and a kernel-log check.  Writes $RRXE_OUT/kunit.log and
-# $RRXE_OUT/vm.tap; prints TAP to the console.
+# limit and a kernel-log check; on a kernel with kmemleak, a leak scan ends
+# the run.  Writes $RRXE_OUT/kunit.log and $RRXE_OUT/vm.tap; prints TAP to
+# the console.
+#
+# Environment: RRXE_TEST_LEVEL (quick: every feature, short forms; full:
+# exhaustive matrices and soaks), RRXE_FLAVOR (release or debug; the debug
+# kernel runs about 3x slower, so time limits are scaled).
 here=$(cd "$(dirname "$0")" && pwd)
 out=${RRXE_OUT:?}
 filter=${1:-}
-# Kernel messages that mean a scenario broke the kernel, whatever it printed.
-BAD_DMESG='BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|kmemleak|rust_panic|panicked'
+export RRXE_TEST_LEVEL=${RRXE_TEST_LEVEL:-quick} RRXE_FLAVOR=${RRXE_FLAVOR:-release}
+slow=1
+[ "$RRXE_FLAVOR" = debug ] && slow=3
+# Kernel messages that mean a scenario broke the kernel, whatever it printed:
+# oopses, KASAN/KFENCE/UBSAN reports, lockdep and sleeping-in-atomic
+# ("BUG:"/"WARNING:"), debugobjects, refcount and hung-task reports.
+BAD_DMESG='BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|KFENCE|ODEBUG|kmemleak|rust_panic|panicked|blocked for more than|possible circular locking|inconsistent lock state|sleeping function called'
+kmemleak=/sys/kernel/debug/kmemleak
+# Leaks already there at boot are not ours.
+[ -w $kmemleak ] && echo clear >$kmemleak
 
 cleanup() {
 	for l in $(rdma link show 2>/dev/null | awk '{print $2}' | cut -d/ -f1); do
@@ -41,7 +54,7 @@ for s in "$here"/scenarios/*.sh; do
 	t0=$(date +%s.%N)
 	# A scenario may ask for more time with a "# timeout: SECONDS" line.
 	limit=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$s" | head -1)
-	timeout -k 5 "${limit:-${SCENARIO_TIMEOUT:-300}}" bash -e -c ". '$here/lib.sh'; . '$s'" >"$out/$name.log" 2>&1
+	timeout -k 5 "$((${limit:-${SCENARIO_TIMEOUT:-300}} * slow))" bash -e -c ". '$here/lib.sh'; . '$s'" >"$out/$name.log" 2>&1
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	dmesg >"$out/$name.dmesg"
@@ -60,4 +73,26 @@ for s in "$here"/scenarios/*.sh; do
 	echo "$line" | tee -a "$tap"
 done
 cleanup
+
+# kmemleak (debug kernel): every object still unreferenced after the run
+# whose allocation backtrace passes through ib_core, the UDP tunnel, rxe or
+# rrxe.  Modules are unloaded by now, so their frames print as bare
+# addresses ("0xffffffffc..."): those count too.
+if [ -w $kmemleak ] && [ -z "$filter" ]; then
+	n=$((n + 1))
+	echo scan >$kmemleak
+	echo scan >$kmemleak
+	cat $kmemleak >"$out/kmemleak.log"
+	ours=$(awk '
+		/^unreferenced object/ { if (blk != "" && hit) print blk; blk = $0; hit = 0; next }
+		{ blk = blk "\n" $0 }
+		/\] (ib_|rdma_|uverbs|rxe_|rrxe|udp_tunnel|setup_udp_tunnel|ib_uverbs)|\] 0xffffffff[89a-f]|rdma_rrxe|rdma_rxe/ { hit = 1 }
+		END { if (blk != "" && hit) print blk }' "$out/kmemleak.log")
+	if [ -z "$ours" ]; then
+		echo "ok $n - kmemleak # $(grep -c '^unreferenced object' "$out/kmemleak.log") unreferenced objects, none from ib_core, udp_tunnel, rxe or rrxe" | tee -a "$tap"
+	else
+		echo -e "$ours" | head -40 | sed 's/^/    /'
+		echo "not ok $n - kmemleak # leaks from ib_core/udp_tunnel/rxe/rrxe (see kmemleak.log)" | tee -a "$tap"
+	fi
+fi
 echo "1..$n" | tee -a "$tap"

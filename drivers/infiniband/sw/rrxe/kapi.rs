@@ -11,6 +11,7 @@
 
 pub(crate) mod crc32;
 pub(crate) mod net;
+pub(crate) mod random;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma;
 pub(crate) mod workqueue;

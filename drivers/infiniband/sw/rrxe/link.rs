@@ -10,7 +10,7 @@ use kernel::prelude::*;
 
 use crate::device::RrxeDev;
 use crate::kapi::net::{
-    netdev::{NetDevice, ARPHRD_ETHER},
+    netdev::NetDevice,
     notifier::{NetdevEvent, NetdevHandler},
 };
 use crate::kapi::rdma::{
@@ -79,30 +79,32 @@ fn remove_all() {
     }
 }
 
-/// Why a netdev cannot carry an rrxe device, as an errno.
-fn check_netdev(netdev: &NetDevice) -> Result<[u8; 6]> {
+/// Why a netdev cannot carry an rrxe device, as an errno.  Like C rxe,
+/// any netdev but a VLAN device will do: packets leave through the IP
+/// stack, so the link type does not matter (Ethernet, tun, ...).
+fn check_netdev(netdev: &NetDevice) -> Result {
     if netdev.is_vlan() {
         rrxe_ratelimited!(pr_err, "rrxe: {}: VLAN devices are not supported, use the real device\n", netdev.name());
         return Err(EPERM);
     }
-    if netdev.link_type() != ARPHRD_ETHER {
-        rrxe_ratelimited!(
-            pr_err,
-            "rrxe: {}: not an Ethernet device (link type {}); RoCE needs Ethernet\n",
-            netdev.name(),
-            netdev.link_type()
-        );
-        return Err(EINVAL);
-    }
-    let Some(mac) = netdev.mac() else {
-        rrxe_ratelimited!(pr_err, "rrxe: {}: has no Ethernet address\n", netdev.name());
-        return Err(EINVAL);
-    };
     if driver_id_bound_to(netdev, RrxeDev::DRIVER_ID) {
         rrxe_ratelimited!(pr_err, "rrxe: {}: already has an rxe/rrxe device\n", netdev.name());
         return Err(EEXIST);
     }
-    Ok(mac)
+    Ok(())
+}
+
+/// The 48-bit address the device's GUIDs derive from: the netdev's
+/// hardware address (its first 6 bytes, zero-padded), or, for a netdev
+/// without one (tun), a random locally administered unicast address, so
+/// that connection management still sees a unique GUID.
+fn identity_mac(netdev: &NetDevice) -> [u8; 6] {
+    netdev.hw_addr6().unwrap_or_else(|| {
+        let mut mac = [0u8; 6];
+        crate::kapi::random::fill(&mut mac);
+        crate::proto::gid::make_local_unicast(&mut mac);
+        mac
+    })
 }
 
 /// The `rrxe` link type.
@@ -115,7 +117,8 @@ impl LinkHandler for RrxeLink {
         // ib_core runs `rdma link add` requests concurrently; serialise ours
         // so two cannot both pass the one-device-per-netdev check.
         let _serial = NEWLINK.lock();
-        let mac = check_netdev(netdev)?;
+        check_netdev(netdev)?;
+        let mac = identity_mac(netdev);
         let params = DeviceParams {
             node_desc: param::NODE_DESC,
             node_guid: crate::proto::gid::guid_from_mac(mac),

@@ -11,9 +11,6 @@ use kernel::{
     types::Opaque,
 };
 
-/// `ARPHRD_ETHER`: the only link type RoCE runs over.
-pub(crate) const ARPHRD_ETHER: u16 = bindings::ARPHRD_ETHER as u16;
-
 /// A network device.
 ///
 /// # Invariants
@@ -92,28 +89,25 @@ impl NetDevice {
         unsafe { core::ptr::read_volatile(addr_of!((*self.as_raw()).mtu)) }
     }
 
-    /// `dev->type` (`ARPHRD_*`).
-    pub(crate) fn link_type(&self) -> u16 {
-        // SAFETY: Live device; `type` is set at allocation and not changed
-        // while the device is registered.
-        unsafe { core::ptr::read(addr_of!((*self.as_raw()).type_)) }
-    }
-
-    /// The 6-byte hardware address, if the device has one.
-    pub(crate) fn mac(&self) -> Option<[u8; 6]> {
+    /// The first (up to) 6 bytes of the hardware address, zero-padded;
+    /// `None` if the device has none (`addr_len == 0`, e.g. tun or a
+    /// point-to-point device).
+    pub(crate) fn hw_addr6(&self) -> Option<[u8; 6]> {
         let dev = self.as_raw();
-        // SAFETY: Live device; `addr_len` and `dev_addr` are valid to read,
-        // and `dev_addr` points to at least `addr_len` bytes (MAX_ADDR_LEN).
-        unsafe {
-            let len = core::ptr::read(addr_of!((*dev).addr_len));
-            let addr = core::ptr::read(addr_of!((*dev).dev_addr));
-            if len < 6 || addr.is_null() {
-                return None;
-            }
-            let mut mac = [0u8; 6];
-            core::ptr::copy_nonoverlapping(addr, mac.as_mut_ptr(), 6);
-            Some(mac)
+        // SAFETY: Live device; `addr_len` is a byte set before registration.
+        let len = usize::from(unsafe { core::ptr::read(addr_of!((*dev).addr_len)) });
+        // SAFETY: Live device; `dev_addr` is a pointer field set at
+        // allocation.
+        let addr = unsafe { core::ptr::read(addr_of!((*dev).dev_addr)) };
+        if len == 0 || addr.is_null() {
+            return None;
         }
+        let mut out = [0u8; 6];
+        let n = len.min(out.len());
+        // SAFETY: `dev_addr` points to `MAX_ADDR_LEN` (32) bytes, of which
+        // the first `addr_len` are the address; `n <= min(addr_len, 6)`.
+        unsafe { core::ptr::copy_nonoverlapping(addr, out.as_mut_ptr(), n) };
+        Some(out)
     }
 
     /// Whether this is an 802.1Q VLAN device.

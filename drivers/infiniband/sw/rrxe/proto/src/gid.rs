@@ -14,6 +14,14 @@ pub fn guid_from_mac(mac: [u8; 6]) -> u64 {
     u64::from_be_bytes(eui64_from_mac(mac))
 }
 
+/// Makes `mac` a locally administered unicast address (as the kernel's
+/// `eth_random_addr` does to random bytes): multicast bit clear, local bit
+/// set.
+pub fn make_local_unicast(mac: &mut [u8; 6]) {
+    mac[0] &= 0xfe;
+    mac[0] |= 0x02;
+}
+
 /// The RoCE v2 GID of an IPv4 address: the IPv4-mapped IPv6 address
 /// `::ffff:a.b.c.d`.
 pub fn gid_from_ipv4(addr: [u8; 4]) -> [u8; 16] {
@@ -95,6 +103,18 @@ mod tests {
         let mac = [0x52, 0x54, 0x00, 0x12, 0x34, 0x56];
         assert_eq!(eui64_from_mac(mac), [0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x56]);
         assert_eq!(guid_from_mac(mac), 0x505400fffe123456);
+    }
+
+    #[test]
+    fn local_unicast_sets_local_clears_multicast() {
+        for first in [0x00u8, 0x01, 0x03, 0xff, 0xfe] {
+            let mut mac = [first, 1, 2, 3, 4, 5];
+            make_local_unicast(&mut mac);
+            assert_eq!(mac[0] & 0x01, 0, "multicast bit of {first:#x}");
+            assert_eq!(mac[0] & 0x02, 0x02, "local bit of {first:#x}");
+            assert_eq!(mac[0] & 0xfc, first & 0xfc);
+            assert_eq!(&mac[1..], &[1, 2, 3, 4, 5]);
+        }
     }
 
     #[test]

@@ -1,0 +1,67 @@
+# shellcheck shell=bash
+# perftest helpers for VM tests and benchmarks (sourced after lib.sh and
+# pingpong.sh, inside the test VM).
+#
+#   pt_run TOOL DEV_S NS_S DEV_C NS_C SERVER_IP ARGS...
+#       runs the stock perftest TOOL (ib_write_bw, ib_send_lat, ...) as
+#       server on DEV_S in namespace NS_S and as client on DEV_C in NS_C,
+#       both with ARGS and the RoCE v2 GID of their device; prints the
+#       client's output; returns non-zero if either side failed.
+#   pt_bw_avg OUTPUT     the "BW average" column (MB/s) of a *_bw result
+#   pt_lat_typical OUTPUT the "t_typical" column (usec) of a *_lat result
+#
+# perftest converts CPU cycles to time with /proc/cpuinfo's "cpu MHz", so
+# its figures are only real on a kernel with a calibrated clock (see
+# configs/rrxe-vm.config); -F keeps it from refusing to run in a VM.
+
+PT_TIMEOUT=${PT_TIMEOUT:-180}
+PT_PORT=${PT_PORT:-19500}
+
+pt_run() {
+	local tool=$1 sdev=$2 sns=$3 cdev=$4 cns=$5 sip=$6
+	shift 6
+	local port=$PT_PORT sg cg spid crc=0 src=0 i
+	PT_PORT=$((PT_PORT + 1))
+	sg=$(pp_gid_index "$sdev") || return 1
+	cg=$(pp_gid_index "$cdev") || return 1
+	ip netns exec "$sns" timeout "$PT_TIMEOUT" "$tool" -d "$sdev" -x "$sg" -p "$port" -F "$@" \
+		>/tmp/pt-server.log 2>&1 &
+	spid=$!
+	for ((i = 0; i < 300; i++)); do
+		pp_listening "$sns" "$port" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	ip netns exec "$cns" timeout "$PT_TIMEOUT" "$tool" -d "$cdev" -x "$cg" -p "$port" -F "$@" "$sip" \
+		>/tmp/pt-client.log 2>&1 || crc=$?
+	if [ $crc != 0 ]; then
+		for ((i = 0; i < 50; i++)); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+		kill "$spid" 2>/dev/null || true
+	fi
+	wait "$spid" || src=$?
+	cat /tmp/pt-client.log
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		echo "pt_run: $tool client exit $crc, server exit $src; server output:" >&2
+		sed 's/^/    /' /tmp/pt-server.log >&2
+		return 1
+	fi
+}
+
+# The numeric result row: the first line after the "#bytes" header whose
+# first field is a number.
+pt_result_row() {
+	awk '/#bytes/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ { print; exit }' <<<"$1"
+}
+
+pt_bw_avg() { # columns: #bytes #iterations BW_peak BW_average MsgRate
+	pt_result_row "$1" | awk '{ print $4 }'
+}
+
+pt_lat_typical() { # columns: #bytes #iterations t_min t_max t_typical ...
+	pt_result_row "$1" | awk '{ print $5 }'
+}
+
+# Is $1 a finite number greater than 0?
+pt_positive() {
+	awk -v x="$1" 'BEGIN { exit !(x ~ /^[0-9]+(\.[0-9]+)?$/ && x + 0 > 0) }'
+}
