@@ -11,7 +11,7 @@ TOP := $(CURDIR)
 FLAVOR ?= release
 export FLAVOR
 # Resolved once per make invocation: cheap (hashes the fragments).
-LIBVARS := $(shell bash -c '. $(TOP)/scripts/lib.sh && echo "$$KDIR|$$KMODROOT|$$MODOUT|$$KMAKE_FLAGS"')
+LIBVARS := $(shell FLAVOR='$(FLAVOR)' bash -c '. $(TOP)/scripts/lib.sh && echo "$$KDIR|$$KMODROOT|$$MODOUT|$$KMAKE_FLAGS"')
 ifeq ($(LIBVARS),)
 $(error scripts/lib.sh failed (FLAVOR=$(FLAVOR)): see the message above)
 endif

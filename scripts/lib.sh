@@ -63,11 +63,25 @@ KMODROOT="$KBUILD_CACHE/modroot"
 # never inside the repository.
 MODOUT="$KBUILD_CACHE/rrxe-module"
 
+# The libclang the PyPI wheel brings (its clang/native directory); fails
+# if the wheel is not importable.
+rrxe_wheel_libclang() {
+	python3 -c 'import clang, os; print(os.path.join(os.path.dirname(clang.__file__), "native"))' 2>/dev/null
+}
+
+# bindgen's libclang: the debug flavor compiles C with clang-19, so its
+# bindings come from the same LLVM's libclang (Debian's libclang1-19, a
+# dependency of clang-19); the release flavor uses the PyPI wheel.  A
+# LIBCLANG_PATH set by the caller is kept.
 rrxe_toolchain_env() {
 	export PATH="$HOME/.cargo/bin:$PATH"
 	if [ -z "${LIBCLANG_PATH:-}" ]; then
-		local d
-		d=$(python3 -c 'import clang, os; print(os.path.join(os.path.dirname(clang.__file__), "native"))' 2>/dev/null) || true
+		local d=""
+		if [ "$FLAVOR" = debug ] && [ -e /usr/lib/llvm-19/lib/libclang-19.so.1 ]; then
+			d=/usr/lib/llvm-19/lib
+		else
+			d=$(rrxe_wheel_libclang) || d=""
+		fi
 		if [ -n "$d" ]; then export LIBCLANG_PATH="$d"; fi
 	fi
 	return 0

@@ -61,12 +61,14 @@ if ! command -v bindgen >/dev/null; then
 	command -v bindgen >/dev/null || die "bindgen is not on PATH after cargo install (is \$HOME/.cargo/bin on PATH?)"
 fi
 
-if [ -z "${LIBCLANG_PATH:-}" ] || [ ! -e "$LIBCLANG_PATH/libclang.so" ]; then
+# The wheel is needed whatever the flavor (the release flavor's bindgen
+# uses it), so it is checked directly, not through LIBCLANG_PATH.
+wheel=$(rrxe_wheel_libclang) || wheel=""
+if [ -z "$wheel" ] || [ ! -e "$wheel/libclang.so" ]; then
 	step "pip install libclang (libclang >= 17 wheel, for bindgen)"
 	python3 -m pip install -q libclang >/dev/null 2>&1 ||
 		die "'python3 -m pip install libclang' failed: check that $(command -v python3) has pip and PyPI is reachable"
-	unset LIBCLANG_PATH
-	rrxe_toolchain_env
+	wheel=$(rrxe_wheel_libclang) || wheel=""
 fi
-[ -n "${LIBCLANG_PATH:-}" ] && [ -e "$LIBCLANG_PATH/libclang.so" ] ||
-	die "libclang.so not found (LIBCLANG_PATH=${LIBCLANG_PATH:-unset}): 'python3 -c \"import clang\"' must work, or set LIBCLANG_PATH"
+[ -n "$wheel" ] && [ -e "$wheel/libclang.so" ] ||
+	die "libclang.so of the PyPI wheel not found (${wheel:-'import clang' fails}): 'python3 -c \"import clang\"' must work"

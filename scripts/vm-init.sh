@@ -20,11 +20,11 @@ mount -t debugfs debugfs /sys/kernel/debug
 kver=$(arg rrxe.kver)
 mount -t tmpfs tmpfs /lib/modules
 mkdir -p "/lib/modules/$kver"
-mount -t 9p -o trans=virtio,version=9p2000.L,ro rrxe_mods "/lib/modules/$kver"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro rrxe_mods "/lib/modules/$kver"
 export RRXE_OUT=$(arg rrxe.out) RRXE_TOP=$(arg rrxe.top)
 # The repository, at its host path even if that is under a tmpfs above.
 mkdir -p "$RRXE_TOP"
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro rrxe_top "$RRXE_TOP"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro rrxe_top "$RRXE_TOP"
 mkdir -p "$RRXE_OUT"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rrxe_out "$RRXE_OUT"
 hostname rrxe-vm

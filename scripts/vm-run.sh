@@ -41,7 +41,15 @@ trap cleanup EXIT
 
 kver=$(cat "$KDIR/include/config/kernel.release")
 append="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic"
-append+=" root=rrxe_root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro"
+# The root is the host's / read-only: cached without coherency (loose);
+# programs start 3x faster than with 9p's default (no cache), 10x on the
+# debug kernel.
+append+=" root=rrxe_root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
+# PCI interrupt routing from the BIOS's $PIR table, not ACPI's _PRT: the
+# debug kernel interprets that AML method so slowly under TCG that it hits
+# ACPICA's 30 s loop timeout for every device.  (ACPI stays on for the
+# HPET and the PM timer: the clock.)
+append+=" pci=noacpi"
 append+=" init=$RRXE_TOP/scripts/vm-init.sh rrxe.out=$OUT rrxe.kver=$kver rrxe.top=$RRXE_TOP"
 append+=" rrxe.loglevel=${VM_LOGLEVEL:-1} ${VM_APPEND:-}"
 

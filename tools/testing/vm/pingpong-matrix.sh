@@ -1,8 +1,8 @@
 #!/bin/bash
 # RC/UC pingpong matrix (ibv_rc_pingpong, ibv_uc_pingpong of rdma-core) in
 # the test VM:
-#   pingpong-matrix.sh <server-driver> <client-driver> [quick|full]
-#   pingpong-matrix.sh loop:<driver> [quick|full]
+#   pingpong-matrix.sh <server-driver> <client-driver> [smoke|quick|full]
+#   pingpong-matrix.sh loop:<driver> [smoke|quick|full]
 # Drivers: rxe (C rdma_rxe) or rrxe.  A pair runs the server on ppa0 in
 # netns ppA and the client on ppb0 in netns ppB (veth, 10.77.0.0/24);
 # loop:<driver> runs both on one device (ppl0).  See pingpong.sh.
@@ -19,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/pingpong.sh"
 
-usage() { echo "usage: $0 <rxe|rrxe> <rxe|rrxe> [quick|full]  |  $0 loop:<rxe|rrxe> [quick|full]" >&2; exit 2; }
+usage() { echo "usage: $0 <rxe|rrxe> <rxe|rrxe> [smoke|quick|full]  |  $0 loop:<rxe|rrxe> [smoke|quick|full]" >&2; exit 2; }
 
 [ $# -ge 1 ] || usage
 srv=$1
@@ -37,7 +37,7 @@ loop:*)
 	;;
 esac
 mode=${1:-quick}
-case $mode in quick | full) ;; *) usage ;; esac
+case $mode in smoke | quick | full) ;; *) usage ;; esac
 
 # Iterations per message size: each cell takes seconds, not minutes, under
 # TCG with C rxe.
@@ -82,7 +82,13 @@ cell() {
 }
 
 t0=$SECONDS
-if [ "$mode" = quick ]; then
+if [ "$mode" = smoke ]; then
+	# The debug kernel's share: RC single- and multi-packet with events,
+	# UC multi-packet, both path MTUs.
+	cell rc 4096 1024 -c
+	cell rc 65536 4096 -c -e
+	cell uc 65536 1024 -c
+elif [ "$mode" = quick ]; then
 	cell rc 1 1024 -c
 	cell rc 4096 1024 -c
 	cell rc 65536 4096 -c -e

@@ -57,6 +57,9 @@ pub(crate) struct DevicesGuard;
 impl Drop for DevicesGuard {
     fn drop(&mut self) {
         remove_all();
+        // A static is never dropped: give the registry's buffer back, or
+        // every load/unload cycle leaks it (kmemleak found that).
+        drop(core::mem::take(&mut *DEVICES.lock()));
         pr_info!("rrxe: all devices removed\n");
     }
 }

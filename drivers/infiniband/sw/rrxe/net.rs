@@ -87,6 +87,19 @@ impl Drop for NetUse {
     }
 }
 
+/// Owned by the module, dropped after the devices and the pernet hook are
+/// gone: frees the socket registry's buffer (a static is never dropped).
+pub(crate) struct SocketsGuard;
+
+impl Drop for SocketsGuard {
+    fn drop(&mut self) {
+        let left = core::mem::take(&mut *SOCKETS.lock());
+        if !left.is_empty() {
+            pr_err!("rrxe: {} namespace socket sets left at unload\n", left.len());
+        }
+    }
+}
+
 /// Closes the sockets of a namespace being dismantled (its devices, on
 /// netdevs that were in it, are on their way out).
 pub(crate) struct RrxePernet;

@@ -72,6 +72,8 @@ struct RrxeModule {
     /// Closes a namespace's UDP sockets when the namespace goes.
     #[pin]
     pernet: PernetRegistration<net::RrxePernet>,
+    /// Frees the socket registry (after the devices and the hook).
+    _sockets: net::SocketsGuard,
     /// Owns the engine's ordered workqueue (see `engine`).
     _wq: SlotGuard,
 }
@@ -89,6 +91,7 @@ impl kernel::InPlaceModule for RrxeModule {
         // without netdev-removal coverage.
         try_pin_init!(Self {
             _wq: engine::ENGINE_WQ.install(OrderedQueue::new(c"rrxe_engine", false)?)?,
+            _sockets: net::SocketsGuard,
             pernet <- PernetRegistration::register(),
             notifier <- NetdevNotifier::register(),
             devices: link::DevicesGuard,

@@ -1,4 +1,4 @@
 # timeout: 900
 # The pingpong matrix with server and client on one rrxe device (packets
 # to its own address are handed to its receive path directly).
-PP_LONG_ITERS=0 bash "$RRXE_TOP/tools/testing/vm/pingpong-matrix.sh" loop:rrxe "$RRXE_TEST_LEVEL"
+PP_LONG_ITERS=0 bash "$RRXE_TOP/tools/testing/vm/pingpong-matrix.sh" loop:rrxe "${RRXE_MATRIX:-$RRXE_TEST_LEVEL}"

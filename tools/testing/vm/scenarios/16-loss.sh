@@ -15,7 +15,7 @@ for pair in "rrxe rrxe" "rxe rrxe" "rrxe rxe"; do
 	pp_setup_pair $pair
 	lossy
 	/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/loss_test.py" \
-		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" 60 ||
+		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" "${LOSS_MESSAGES:-60}" ||
 		fail "$pair: loss test"
 	note "$pair: passed with 5% loss"
 	if [ "$pair" = "rrxe rrxe" ]; then

@@ -31,9 +31,17 @@ impl Net {
 
     /// The namespace's cookie: unique for the system's lifetime (never
     /// reused, unlike the address).
+    ///
+    /// Read by a C helper, not through `bindings::net`: bindgen drops the
+    /// MS-extension anonymous member `struct ns_tree;` of `struct
+    /// ns_common`, so every field of the Rust `struct net` after `ns` is
+    /// misplaced (by 128 bytes on the debug kernel, where it read a kernel
+    /// pointer, equal for all namespaces).  No field of `struct net` is
+    /// read from Rust.
     pub(crate) fn cookie(&self) -> u64 {
-        // SAFETY: `net_cookie` is written once at namespace creation.
-        unsafe { (*self.as_raw()).net_cookie }
+        // SAFETY: The namespace is live (type invariant); the helper reads
+        // `net_cookie`, written once at namespace creation.
+        unsafe { bindings::net_cookie(self.as_raw()) }
     }
 }
 
