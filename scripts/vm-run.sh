@@ -65,7 +65,7 @@ cpus=${VM_CPUS:-2}
 qrc=0
 # shellcheck disable=SC2046
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
-	-machine pc -accel tcg,thread=multi -cpu max -smp "$cpus,sockets=$cpus,cores=1" -m "${VM_MEM:-2048}" \
+	-machine pc -accel tcg,thread=multi -cpu "${VM_CPU:-max}" -smp "$cpus,sockets=$cpus,cores=1" -m "${VM_MEM:-2048}" \
 	-nodefaults -no-user-config -display none -serial stdio -monitor none -no-reboot \
 	-kernel "$KDIR/arch/x86/boot/bzImage" -append "$append" \
 	$(share rrxe_root / ro) \

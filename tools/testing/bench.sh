@@ -5,8 +5,9 @@
 # run.  Then, in one VM boot, ibv_rc_pingpong throughput of rrxe and C rxe
 # (tools/testing/vm/bench-pingpong.sh), reported as rrxe/C-rxe ratios.
 # Results: out/bench/summary.txt and out/bench/vm.txt.
-set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/scripts/lib.sh"
+rrxe_trap_errors
 export PATH="$HOME/.cargo/bin:$PATH"
 crate="$top/drivers/infiniband/sw/rrxe/proto"
 out="$top/out/bench"

@@ -5,7 +5,8 @@
 # with the stock rdma-core tools (ibv_devinfo, ibv_rc_pingpong with buffer
 # validation), do the same with the kernel's C rxe for comparison, show the
 # counters, and tear everything down.
-set -euo pipefail
+set -eEuo pipefail
+trap 'echo "demo: error: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/vm/lib.sh"
 . "$here/vm/pingpong.sh"

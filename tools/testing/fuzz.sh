@@ -4,8 +4,9 @@
 # with libFuzzer, on the stable toolchain (the sanitizer-coverage flags
 # cargo-fuzz would pass, given directly).  New inputs go to out/fuzz/corpus;
 # crashes to out/fuzz/ as crash-*.  Exit status: libFuzzer's (0 = no finding).
-set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/scripts/lib.sh"
+rrxe_trap_errors
 secs=${1:-${FUZZ_SECONDS:-600}}
 export PATH="$HOME/.cargo/bin:$PATH"
 fz="$top/drivers/infiniband/sw/rrxe/proto/fuzz"

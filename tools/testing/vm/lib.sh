@@ -2,6 +2,12 @@
 # bash script that exits 0 on success; `fail MSG` ends it with a message.
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# `make test` on the debug kernel (KASAN, lockdep, kmemleak: ~10x slower):
+# scenarios keep every rrxe code path but drop repetitions that only
+# matter for C rxe or for volume (the release run and make test-full
+# have them).
+debug_quick() { [ "${RRXE_FLAVOR:-release}" = debug ] && [ "${RRXE_TEST_LEVEL:-quick}" = quick ]; }
 note() { echo "  # $*"; }
 
 # Runs "$@" and requires it to fail with a message matching $1 (ERE).
