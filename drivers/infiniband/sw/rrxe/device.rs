@@ -11,7 +11,7 @@ use crate::kapi::rdma::{
     device::{Device, Driver, PORT},
     udata::UData,
 };
-use crate::engine::DevCore;
+use crate::qp::DevCore;
 use crate::mr::{RrxeMr, UNSUPPORTED_ACCESS};
 use crate::net::NetUse;
 use kernel::sync::Arc;
@@ -127,7 +127,7 @@ impl Driver for RrxeDev {
 
     type Cq = crate::cq::RrxeCq;
     type Mr = RrxeMr;
-    type Qp = crate::qp::RrxeQp;
+    type Qp = crate::verbs::qp::RrxeQp;
 
     fn create_qp(
         dev: &Device<Self>,
@@ -135,23 +135,23 @@ impl Driver for RrxeDev {
         cqs: (&Self::Cq, &Self::Cq),
         user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
     ) -> Result<(Self::Qp, u32)> {
-        crate::qp::create(&dev.core, init, cqs, user)
+        crate::verbs::qp::create(&dev.core, init, cqs, user)
     }
 
     fn post_send_doorbell(qp: &Self::Qp) -> Result {
-        crate::qp::doorbell(qp)
+        crate::verbs::qp::doorbell(qp)
     }
 
     fn modify_qp(_dev: &Device<Self>, qp: &Self::Qp, attr: &crate::kapi::rdma::qp::QpAttr, mask: u32) -> Result {
-        crate::qp::modify(qp, attr, mask)
+        crate::verbs::qp::modify(qp, attr, mask)
     }
 
     fn query_qp(qp: &Self::Qp) -> (crate::kapi::rdma::qp::QpAttr, crate::kapi::rdma::qp::QpInit) {
-        crate::qp::query(qp)
+        crate::verbs::qp::query(qp)
     }
 
     fn destroy_qp(_dev: &Device<Self>, qp: Self::Qp) {
-        crate::qp::destroy(qp);
+        crate::verbs::qp::destroy(qp);
     }
 
     fn reg_user_mr(

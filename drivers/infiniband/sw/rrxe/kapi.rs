@@ -15,6 +15,7 @@ pub(crate) mod random;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma;
 pub(crate) mod workqueue;
+pub(crate) mod xarray;
 
 /// A NUL-padded C name copied out of a kernel object (an interface or
 /// device name that may be renamed concurrently), printable with `{}`.

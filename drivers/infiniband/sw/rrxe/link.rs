@@ -127,7 +127,7 @@ impl LinkHandler for RrxeLink {
             node_guid: crate::proto::gid::guid_from_mac(mac),
             num_comp_vectors: kernel::cpu::nr_cpu_ids() as i32,
         };
-        let core = crate::engine::DevCore::new(netdev.into())?;
+        let core = crate::qp::DevCore::new(netdev.into())?;
         let net = crate::net::attach(netdev.net())?;
         let res = Device::register(name, netdev, &params, RrxeDev::new(mac, core, Some(net)), |d| {
             DEVICES.lock().push(d.clone(), GFP_KERNEL)?;

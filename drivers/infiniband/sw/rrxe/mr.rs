@@ -7,11 +7,19 @@
 //! `Arc`s: the data path keeps one while it copies, so deregistration never
 //! frees memory in use.
 
-use kernel::{bindings, prelude::*, sync::Arc};
+use kernel::{
+    bindings,
+    prelude::*,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Arc,
+    },
+};
 
+use crate::kapi::net::{route::TxPacket, skb::SkBuff};
 use crate::kapi::rdma::mr::{PdId, UserMemory};
+use crate::kapi::xarray::RcuTable;
 use crate::param;
-use crate::table::IndexTable;
 
 /// One registered region.
 pub(crate) struct MrState {
@@ -68,6 +76,18 @@ impl MrState {
     pub(crate) fn write(&self, off: usize, src: &[u8]) -> core::result::Result<(), AccessError> {
         self.mem.write(off, src).map_err(|_| AccessError::Range)
     }
+
+    /// Appends `n` region bytes at offset `off` to `pkt` (one copy, from
+    /// the pinned pages), calling `f` on each piece as written.
+    pub(crate) fn append_to(&self, pkt: &mut TxPacket, off: usize, n: usize, f: impl FnMut(&[u8])) -> core::result::Result<(), AccessError> {
+        self.mem.append_to(pkt, off, n, f).map_err(|_| AccessError::Range)
+    }
+
+    /// Copies `n` bytes of `skb` at `skb_off` into the region at `off`
+    /// (one copy, into the pinned pages).
+    pub(crate) fn write_from_skb(&self, off: usize, skb: &SkBuff, skb_off: usize, n: usize) -> core::result::Result<(), AccessError> {
+        self.mem.write_from_skb(off, skb, skb_off, n).map_err(|_| AccessError::Range)
+    }
 }
 
 /// The handle ib_core's `struct ib_mr` carries.
@@ -94,37 +114,41 @@ fn make_key(idx: u32, n: u32) -> u32 {
     (idx << 8) | (n.wrapping_mul(0x9e37_79b9) >> 24)
 }
 
-/// The MR table of one device.
+/// The MR table of one device: regions by key index, readable under RCU.
 #[pin_data]
 pub(crate) struct MrTable {
     #[pin]
-    table: IndexTable<MrState>,
+    table: RcuTable<MrState>,
+    /// Registrations so far: the key byte of the next one derives from it.
+    generation: Atomic<u32>,
 }
 
 impl MrTable {
     /// An empty table.
     pub(crate) fn new() -> impl PinInit<Self> {
-        pin_init!(Self { table <- IndexTable::new(1, param::MAX_MR as u32) })
+        pin_init!(Self { table <- RcuTable::new(), generation: Atomic::new(0) })
     }
 
     /// Registers a region of pinned memory `mem` at `iova`; returns it with
-    /// its key.  `ENOMEM` when all `MAX_MR` indices are in use.
+    /// its key.  `ENOMEM` when all `MAX_MR` indices are in use.  May sleep.
     pub(crate) fn register(&self, mem: UserMemory, pd: PdId, iova: u64, length: u64, access: u32) -> Result<RrxeMr> {
-        let state = self
-            .table
-            .insert(|idx, n| Ok(MrState { mem, pd, iova, length, access, key: make_key(idx, n) }))?;
+        let slot = self.table.reserve(1, param::MAX_MR as u32)?;
+        let n = self.generation.fetch_add(1, Relaxed);
+        let key = make_key(slot.index(), n);
+        let state = Arc::new(MrState { mem, pd, iova, length, access, key }, GFP_KERNEL)?;
+        slot.publish(state.clone())?;
         Ok(RrxeMr { state })
     }
 
     /// The region `key` names, if the key (index and key byte) is current.
     pub(crate) fn lookup(&self, key: u32) -> Option<Arc<MrState>> {
-        self.table.get_if(index(key), |s| s.key == key)
+        self.table.get(index(key)).filter(|s| s.key == key)
     }
 
     /// Removes `mr` from the table; its memory stays pinned until the last
-    /// user of the region drops it.
+    /// user of the region (a WQE in flight) drops it.  May sleep.
     pub(crate) fn deregister(&self, mr: RrxeMr) {
-        self.table.remove(index(mr.state.key), &mr.state);
+        drop(self.table.remove(index(mr.state.key), &mr.state));
     }
 }
 

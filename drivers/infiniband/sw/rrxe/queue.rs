@@ -18,6 +18,17 @@ const OFF_CONSUMER: usize = 256;
 /// Size of the header; slots start here.
 pub(crate) const HEADER_LEN: usize = 384;
 
+const _: () = {
+    // The layout of `struct rxe_queue_buf` in the uapi header librxe uses.
+    use core::mem::{offset_of, size_of};
+    use kernel::bindings::rxe_queue_buf as Q;
+    assert!(offset_of!(Q, log2_elem_size) == OFF_LOG2_ELEM_SIZE);
+    assert!(offset_of!(Q, index_mask) == OFF_INDEX_MASK);
+    assert!(offset_of!(Q, producer_index) == OFF_PRODUCER);
+    assert!(offset_of!(Q, consumer_index) == OFF_CONSUMER);
+    assert!(size_of::<Q>() == HEADER_LEN);
+};
+
 /// Geometry of a queue able to hold `want` elements of `elem_size` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Geometry {

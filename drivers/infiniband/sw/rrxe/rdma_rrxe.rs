@@ -6,13 +6,23 @@
 //! an Ethernet netdev that the unmodified rdma-core userspace drives through
 //! its rxe provider (same driver id and uverbs ABI as the C `rdma_rxe`).
 //!
-//! Layout: `kapi` is the only unsafe code (safe wrappers over ib_core and
-//! netdev C APIs); `proto` is the pure, no_std protocol core shared with the
-//! host test build; the remaining modules are driver logic.
+//! Layout, in layers that call only downwards:
+//!
+//! 1. `proto`: the pure, no_std protocol core shared with the host test
+//!    build; `kapi`: the only unsafe code (safe wrappers over ib_core,
+//!    netdev, skb, route and xarray C APIs); small helpers (`param`,
+//!    `stats`, `icrc`, `port`).
+//! 2. Objects: memory regions (`mr`), completion queues (`cq`), rings
+//!    (`queue`), WQE copies (`wqe`).
+//! 3. The QP and its state (`qp`, `qp/`).
+//! 4. Transmit (`tx`).
+//! 5. The packet engine (`engine`, `engine/`: receive path, requester,
+//!    completer, responder, per-QP tasks and timers).
+//! 6. The verbs (`verbs`, `device`).
+//! 7. Links, sockets and the module (`link`, `net`, this file).
 
 use kernel::prelude::*;
 
-mod completer;
 mod cq;
 mod device;
 mod engine;
@@ -25,11 +35,9 @@ mod param;
 mod port;
 mod qp;
 mod queue;
-mod recv;
-mod requester;
-mod responder;
 mod stats;
-mod table;
+mod tx;
+mod verbs;
 mod wqe;
 
 /// The pure protocol core (drivers/infiniband/sw/rrxe/proto), built into the
@@ -43,7 +51,7 @@ mod proto;
 use kapi::{
     net::{notifier::NetdevNotifier, pernet::PernetRegistration},
     rdma::link::LinkRegistration,
-    workqueue::{OrderedQueue, SlotGuard},
+    workqueue::SlotGuard,
 };
 
 module! {
@@ -74,7 +82,7 @@ struct RrxeModule {
     pernet: PernetRegistration<net::RrxePernet>,
     /// Frees the socket registry (after the devices and the hook).
     _sockets: net::SocketsGuard,
-    /// Owns the engine's ordered workqueue (see `engine`).
+    /// Owns the engine's workqueue (see `engine`).
     _wq: SlotGuard,
 }
 
@@ -90,7 +98,7 @@ impl kernel::InPlaceModule for RrxeModule {
         // first, the notifier before the link type, so no device exists
         // without netdev-removal coverage.
         try_pin_init!(Self {
-            _wq: engine::ENGINE_WQ.install(OrderedQueue::new(c"rrxe_engine", false)?)?,
+            _wq: engine::start()?,
             _sockets: net::SocketsGuard,
             pernet <- PernetRegistration::register(),
             notifier <- NetdevNotifier::register(),

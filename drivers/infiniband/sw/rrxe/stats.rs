@@ -3,7 +3,7 @@
 //! Per-device packet engine counters, shown by `rdma statistic show link
 //! DEV/1` (names as C rxe's where the event is the same).
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::sync::atomic::{Atomic, Relaxed};
 
 use crate::kapi::rdma::stats::StatDesc;
 
@@ -37,10 +37,13 @@ pub(crate) enum Counter {
     RnrRetryExceeded,
     /// WQEs completed in error by the local side.
     CompletionErrors,
+    /// Packets for a connected QP from an address other than its peer's,
+    /// or to an address other than its own (dropped).
+    RcvForeign,
 }
 
 /// Number of counters.
-pub(crate) const NUM: usize = Counter::CompletionErrors as usize + 1;
+pub(crate) const NUM: usize = Counter::RcvForeign as usize + 1;
 
 /// Counter names, in [`Counter`] order.
 pub(crate) static DESCS: [StatDesc; NUM] = [
@@ -57,24 +60,25 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"retry_exceeded_err"),
     StatDesc::new(c"retry_rnr_exceeded_err"),
     StatDesc::new(c"completion_errors"),
+    StatDesc::new(c"rcv_foreign"),
 ];
 
 /// One device's counters.
-pub(crate) struct Stats([AtomicU64; NUM]);
+pub(crate) struct Stats([Atomic<u64>; NUM]);
 
 impl Stats {
     pub(crate) const fn new() -> Self {
-        Self([const { AtomicU64::new(0) }; NUM])
+        Self([const { Atomic::new(0) }; NUM])
     }
 
     pub(crate) fn inc(&self, c: Counter) {
-        self.0[c as usize].fetch_add(1, Ordering::Relaxed);
+        self.0[c as usize].add(1, Relaxed);
     }
 
     /// Copies the values into `out` (in [`Counter`] order).
     pub(crate) fn read(&self, out: &mut [u64]) {
         for (o, c) in out.iter_mut().zip(self.0.iter()) {
-            *o = c.load(Ordering::Relaxed);
+            *o = c.load(Relaxed);
         }
     }
 }

@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Kernel copies of work queue entries.  A WQE is copied out of the mapped
-//! ring once, decoded and checked (`proto::wqe`), and from then on the
-//! engine works only on its copy: whatever user space later writes into
-//! the ring slot cannot change a WQE in flight.  Also: gathering payload
-//! from, and scattering it into, the regions the SGEs name, each access
-//! checked against the region's PD, range and access rights.
+//! ring once, decoded and checked (`proto::wqe`), its SGEs resolved to
+//! memory regions (PD, range and access rights checked once, the regions
+//! held), and from then on the engine works only on its copy: whatever
+//! user space later writes into the ring slot cannot change a WQE in
+//! flight, and a region deregistered meanwhile stays valid until the WQE
+//! is retired.
+//!
+//! Data moves once: a send WQE's payload is appended from the pinned pages
+//! straight into the packet's skb ([`gather`]); a received payload is
+//! copied from the skb (its linear part or fragments) straight into the
+//! pinned pages ([`scatter`]).
 
 use kernel::{bindings, prelude::*, sync::Arc};
 
-use crate::engine::DevCore;
+use crate::kapi::net::{route::TxPacket, skb::SkBuff};
 use crate::kapi::rdma::mr::PdId;
-use crate::mr::{AccessError, MrState};
+use crate::mr::{AccessError, MrState, MrTable, LOCAL_WRITE};
 use crate::proto::cqe::WcStatus;
 use crate::proto::psn::Psn;
+use crate::proto::window::WqeSpan;
 use crate::proto::wqe::{self, RecvWqeHdr, SendWqeHdr, Sge, WqeError};
 use crate::queue::UserQueue;
 
@@ -30,10 +37,17 @@ const _: () = {
     assert!(core::mem::size_of::<bindings::rxe_sge>() == wqe::SGE_SIZE);
 };
 
+/// A piece of a message in a region: `len` bytes at offset `off`.
+pub(crate) struct Segment {
+    mr: Arc<MrState>,
+    off: usize,
+    len: u32,
+}
+
 /// Where a send WQE's payload comes from.
 pub(crate) enum Payload {
     Inline(KVec<u8>),
-    Sges(KVec<Sge>),
+    Segments(KVec<Segment>),
 }
 
 /// A send WQE taken from the send queue.
@@ -53,9 +67,9 @@ pub(crate) struct SendWqe {
 }
 
 impl SendWqe {
-    /// PSN of its last packet.
-    pub(crate) fn last_psn(&self) -> Psn {
-        self.first_psn.add(self.npkts - 1)
+    /// Its place in the PSN space.
+    pub(crate) fn span(&self) -> WqeSpan {
+        WqeSpan { started: self.started, first_psn: self.first_psn, npkts: self.npkts }
     }
 
     /// Every packet has been sent (in the current pass).
@@ -72,105 +86,117 @@ fn wqe_status(e: WqeError) -> WcStatus {
     }
 }
 
-/// Copies and decodes send WQE `idx` of `sq`.  A malformed WQE comes back
-/// as a WQE marked with its error status, so it completes in order.
-pub(crate) fn fetch_send(sq: &UserQueue, idx: u32, max_sge: u32, max_inline: u32, pmtu: u32) -> Result<SendWqe> {
+/// Maps a region access error to the completion status.
+fn access_status(e: AccessError) -> WcStatus {
+    match e {
+        AccessError::Range => WcStatus::LocLenErr,
+        AccessError::Key | AccessError::Access => WcStatus::LocProtErr,
+    }
+}
+
+/// Resolves `sges` to regions of `pd` allowing `need`.
+fn resolve(mrs: &MrTable, pd: PdId, sges: impl Iterator<Item = Sge>, n: usize, need: u32) -> Result<core::result::Result<KVec<Segment>, AccessError>> {
+    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+    for sge in sges {
+        if sge.length == 0 {
+            continue;
+        }
+        let Some(mr) = mrs.lookup(sge.lkey) else { return Ok(Err(AccessError::Key)) };
+        let off = match mr.check(pd, sge.addr, u64::from(sge.length), need) {
+            Ok(off) => off,
+            Err(e) => return Ok(Err(e)),
+        };
+        v.push(Segment { mr, off, len: sge.length }, GFP_KERNEL)?;
+    }
+    Ok(Ok(v))
+}
+
+/// A send WQE that completes with `status` when its turn comes.
+fn failed_send(wr_id: u64, status: WcStatus) -> SendWqe {
+    let hdr = SendWqeHdr {
+        wr_id,
+        op: wqe::SendOp::Send,
+        flags: wqe::send_flags::SIGNALED,
+        imm: [0; 4],
+        remote_addr: 0,
+        rkey: 0,
+        num_sge: 0,
+        length: 0,
+    };
+    SendWqe {
+        hdr,
+        payload: Payload::Inline(KVec::new()),
+        first_psn: Psn::new(0),
+        started: false,
+        npkts: 1,
+        pkts_sent: 0,
+        error: Some(status),
+    }
+}
+
+/// Copies, decodes and resolves send WQE `idx` of `sq` for a QP in `pd`.
+/// A malformed WQE, or one naming memory it may not read, comes back
+/// marked with its error status, so it completes in order.
+pub(crate) fn fetch_send(
+    sq: &UserQueue,
+    idx: u32,
+    mrs: &MrTable,
+    pd: PdId,
+    max_sge: u32,
+    max_inline: u32,
+    pmtu: u32,
+) -> Result<SendWqe> {
     let mut buf = [0u8; MAX_SLOT];
     let len = sq.slot_size().min(MAX_SLOT);
     sq.read_slot(idx, &mut buf[..len])?;
     let b = &buf[..len];
-    let (hdr, payload, error) = match wqe::decode_send(b, max_sge, max_inline) {
-        Ok(h) => {
-            let payload = if h.flags & wqe::send_flags::INLINE != 0 {
-                let mut v = KVec::with_capacity(h.length as usize, GFP_KERNEL)?;
-                v.extend_from_slice(wqe::send_inline(b, &h).ok_or(EINVAL)?, GFP_KERNEL)?;
-                Payload::Inline(v)
-            } else {
-                let mut v = KVec::with_capacity(h.num_sge as usize, GFP_KERNEL)?;
-                for i in 0..h.num_sge {
-                    v.push(wqe::send_sge(b, i).ok_or(EINVAL)?, GFP_KERNEL)?;
-                }
-                Payload::Sges(v)
-            };
-            (h, payload, None)
-        }
+    let hdr = match wqe::decode_send(b, max_sge, max_inline) {
+        Ok(h) => h,
         Err((wr_id, e)) => {
             crate::rrxe_ratelimited!(pr_warn, "rrxe: bad send WQE (wr_id {:#x}): {:?}\n", wr_id, e);
-            let h = SendWqeHdr {
-                wr_id,
-                op: wqe::SendOp::Send,
-                flags: wqe::send_flags::SIGNALED,
-                imm: [0; 4],
-                remote_addr: 0,
-                rkey: 0,
-                num_sge: 0,
-                length: 0,
-            };
-            (h, Payload::Sges(KVec::new()), Some(wqe_status(e)))
+            return Ok(failed_send(wr_id, wqe_status(e)));
+        }
+    };
+    let payload = if hdr.flags & wqe::send_flags::INLINE != 0 {
+        let mut v = KVec::with_capacity(hdr.length as usize, GFP_KERNEL)?;
+        v.extend_from_slice(wqe::send_inline(b, &hdr).ok_or(EINVAL)?, GFP_KERNEL)?;
+        Payload::Inline(v)
+    } else {
+        let sges = (0..hdr.num_sge).filter_map(|i| wqe::send_sge(b, i));
+        match resolve(mrs, pd, sges, hdr.num_sge as usize, 0)? {
+            Ok(v) => Payload::Segments(v),
+            Err(e) => {
+                crate::rrxe_ratelimited!(pr_warn, "rrxe: send WQE (wr_id {:#x}) names bad memory: {:?}\n", hdr.wr_id, e);
+                let mut w = failed_send(hdr.wr_id, access_status(e));
+                w.hdr = hdr;
+                return Ok(w);
+            }
         }
     };
     let npkts = crate::proto::segment::packets(hdr.length, pmtu);
-    Ok(SendWqe { hdr, payload, first_psn: Psn::new(0), started: false, npkts, pkts_sent: 0, error })
+    Ok(SendWqe { hdr, payload, first_psn: Psn::new(0), started: false, npkts, pkts_sent: 0, error: None })
 }
 
-/// A receive WQE taken from the receive queue.
-pub(crate) struct RecvWqe {
-    pub(crate) hdr: RecvWqeHdr,
-    pub(crate) sges: KVec<Sge>,
-    /// Bytes received so far.
-    pub(crate) received: u32,
-}
-
-/// Copies and decodes receive WQE `idx` of `rq`; on a format error the
-/// `wr_id` and status come back so it can be completed in error.
-pub(crate) fn fetch_recv(rq: &UserQueue, idx: u32, max_sge: u32) -> Result<core::result::Result<RecvWqe, (u64, WcStatus)>> {
-    let mut buf = [0u8; MAX_SLOT];
-    let len = rq.slot_size().min(MAX_SLOT);
-    rq.read_slot(idx, &mut buf[..len])?;
-    let b = &buf[..len];
-    match wqe::decode_recv(b, max_sge) {
-        Ok(hdr) => {
-            let mut sges = KVec::with_capacity(hdr.num_sge as usize, GFP_KERNEL)?;
-            for i in 0..hdr.num_sge {
-                sges.push(wqe::recv_sge(b, i).ok_or(EINVAL)?, GFP_KERNEL)?;
-            }
-            Ok(Ok(RecvWqe { hdr, sges, received: 0 }))
-        }
-        Err((wr_id, e)) => Ok(Err((wr_id, wqe_status(e)))),
-    }
-}
-
-/// Looks up the region of `sge` for an access of `need` in `pd`.
-fn region(core: &DevCore, pd: PdId, sge: &Sge, need: u32) -> core::result::Result<(Arc<MrState>, usize), AccessError> {
-    let mr = core.mrs.lookup(sge.lkey).ok_or(AccessError::Key)?;
-    let off = mr.check(pd, sge.addr, u64::from(sge.length), need)?;
-    Ok((mr, off))
-}
-
-/// Walks `sges` from message offset `at` for `len` bytes, calling `f` with
-/// each region piece (region, offset in region, offset in the piece buffer,
-/// length).
+/// Walks `segs` from message offset `at` for `len` bytes, calling `f` with
+/// each piece (segment, offset in its region, length).
 fn walk(
-    core: &DevCore,
-    pd: PdId,
-    sges: &[Sge],
-    mut at: u32,
+    segs: &[Segment],
+    mut at: usize,
     len: usize,
-    need: u32,
-    mut f: impl FnMut(&MrState, usize, usize, usize) -> core::result::Result<(), AccessError>,
+    mut f: impl FnMut(&Segment, usize, usize) -> core::result::Result<(), AccessError>,
 ) -> core::result::Result<(), AccessError> {
     let mut done = 0usize;
-    for sge in sges {
+    for seg in segs {
         if done == len {
             break;
         }
-        if at >= sge.length {
-            at -= sge.length;
+        let sl = seg.len as usize;
+        if at >= sl {
+            at -= sl;
             continue;
         }
-        let (mr, off) = region(core, pd, sge, need)?;
-        let n = ((sge.length - at) as usize).min(len - done);
-        f(&mr, off + at as usize, done, n)?;
+        let n = (sl - at).min(len - done);
+        f(seg, seg.off + at, n)?;
         done += n;
         at = 0;
     }
@@ -181,31 +207,67 @@ fn walk(
     }
 }
 
-/// Copies `dst.len()` payload bytes of `wqe` starting at message offset
-/// `at` into `dst`.
-pub(crate) fn gather(core: &DevCore, pd: PdId, wqe: &SendWqe, at: u32, dst: &mut [u8]) -> core::result::Result<(), AccessError> {
-    match &wqe.payload {
+/// Appends `n` payload bytes of `w` from message offset `at` to `pkt`,
+/// calling `f` on each piece as written.
+pub(crate) fn gather(w: &SendWqe, at: u32, n: usize, pkt: &mut TxPacket, mut f: impl FnMut(&[u8])) -> core::result::Result<(), AccessError> {
+    let at = at as usize;
+    match &w.payload {
         Payload::Inline(v) => {
-            let src = v.get(at as usize..at as usize + dst.len()).ok_or(AccessError::Range)?;
-            dst.copy_from_slice(src);
+            let src = v.get(at..at + n).ok_or(AccessError::Range)?;
+            f(pkt.append(src).map_err(|_| AccessError::Range)?);
             Ok(())
         }
-        Payload::Sges(sges) => {
-            let len = dst.len();
-            walk(core, pd, sges, at, len, 0, |mr, off, pos, n| mr.read(off, &mut dst[pos..pos + n]))
+        Payload::Segments(segs) => {
+            walk(segs, at, n, |seg, off, len| seg.mr.append_to(pkt, off, len, &mut f))
         }
     }
 }
 
-/// Copies `src` into the receive WQE's buffers at its current offset.
-/// `Range` if the buffers are too small.
-pub(crate) fn scatter(core: &DevCore, pd: PdId, r: &mut RecvWqe, src: &[u8]) -> core::result::Result<(), AccessError> {
-    let end = (r.received as usize).checked_add(src.len()).ok_or(AccessError::Range)?;
+/// A receive WQE taken from the receive queue.
+pub(crate) struct RecvWqe {
+    pub(crate) hdr: RecvWqeHdr,
+    segs: KVec<Segment>,
+    /// Bytes received so far.
+    pub(crate) received: u32,
+}
+
+/// A receive WQE that could not be taken: complete it in error.
+pub(crate) struct BadRecv {
+    pub(crate) wr_id: u64,
+    pub(crate) status: WcStatus,
+}
+
+/// Copies, decodes and resolves receive WQE `idx` of `rq` for a QP in
+/// `pd`; a malformed WQE, or one naming memory it may not write, comes
+/// back as [`BadRecv`].
+pub(crate) fn fetch_recv(rq: &UserQueue, idx: u32, mrs: &MrTable, pd: PdId, max_sge: u32) -> Result<core::result::Result<RecvWqe, BadRecv>> {
+    let mut buf = [0u8; MAX_SLOT];
+    let len = rq.slot_size().min(MAX_SLOT);
+    rq.read_slot(idx, &mut buf[..len])?;
+    let b = &buf[..len];
+    let hdr = match wqe::decode_recv(b, max_sge) {
+        Ok(h) => h,
+        Err((wr_id, e)) => return Ok(Err(BadRecv { wr_id, status: wqe_status(e) })),
+    };
+    let sges = (0..hdr.num_sge).filter_map(|i| wqe::recv_sge(b, i));
+    match resolve(mrs, pd, sges, hdr.num_sge as usize, LOCAL_WRITE)? {
+        Ok(segs) => Ok(Ok(RecvWqe { hdr, segs, received: 0 })),
+        Err(e) => Ok(Err(BadRecv { wr_id: hdr.wr_id, status: access_status(e) })),
+    }
+}
+
+/// Copies `n` bytes of `skb` at `skb_off` into the receive WQE's buffers
+/// at its current offset.  `Range` if the buffers are too small.
+pub(crate) fn scatter(r: &mut RecvWqe, skb: &SkBuff, skb_off: usize, n: usize) -> core::result::Result<(), AccessError> {
+    let end = (r.received as usize).checked_add(n).ok_or(AccessError::Range)?;
     if end > r.hdr.length as usize {
         return Err(AccessError::Range);
     }
-    walk(core, pd, &r.sges, r.received, src.len(), crate::mr::LOCAL_WRITE, |mr, off, pos, n| {
-        mr.write(off, &src[pos..pos + n])
+    let mut pos = skb_off;
+    walk(&r.segs, r.received as usize, n, |seg, off, len| {
+        seg.mr.write_from_skb(off, skb, pos, len)?;
+        pos += len;
+        Ok(())
     })?;
     r.received = end as u32;
     Ok(())

@@ -1,25 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Sending IP packets built by the driver: an output route lookup (IPv4 or
-//! IPv6, bound to the device's interface), an skb with room for the link
-//! layer, and `ip_local_out`/`ip6_local_out`, which finish the IP header
-//! (length, checksum), run netfilter and resolve the neighbour.  A route to
-//! one of the host's own addresses goes through the loopback device; the
-//! caller sees that ([`Route::is_loopback`]) and can deliver the packet
-//! itself instead.
+//! IPv6, bound to the device's interface) that the caller may cache and
+//! revalidate ([`Route::is_valid`], `dst_check`), an skb built once with
+//! room for the link layer and filled by appending ([`TxPacket`]), and
+//! `ip_local_out`/`ip6_local_out`, which finish the IP header (length,
+//! checksum), run netfilter and resolve the neighbour.  A route to one of
+//! the host's own addresses goes through the loopback device; the caller
+//! sees that ([`Route::is_loopback`]) and can deliver the packet itself
+//! instead.
 
 use core::ptr::NonNull;
 use kernel::{bindings, error::from_err_ptr, prelude::*};
 
 use super::netdev::NetDevice;
 use super::skb::SkBuff;
-
-/// Source and destination of a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IpPair {
-    V4 { saddr: [u8; 4], daddr: [u8; 4] },
-    V6 { saddr: [u8; 16], daddr: [u8; 16] },
-}
+use crate::proto::path::IpPair;
 
 const IPPROTO_UDP: u8 = 17;
 /// `HH_DATA_MOD`: link-layer header room is rounded to this.
@@ -33,10 +29,14 @@ fn enetunreach() -> Error {
 pub(crate) struct Route {
     dst: NonNull<bindings::dst_entry>,
     v6: bool,
+    /// The cookie `dst_check` needs (IPv6 routes; 0 for IPv4).
+    cookie: u32,
 }
 
-// SAFETY: A dst reference may be dropped from any context.
+// SAFETY: A dst reference may be dropped and checked from any context.
 unsafe impl Send for Route {}
+// SAFETY: `&Route` only reads the dst (`dst_check` on it is thread-safe).
+unsafe impl Sync for Route {}
 
 impl Route {
     /// Looks up the route from `pair.saddr` to `pair.daddr` out of `netdev`.
@@ -57,7 +57,7 @@ impl Route {
                 let rt = from_err_ptr(unsafe { bindings::ip_route_output_key(net, &mut fl) })?;
                 let rt = NonNull::new(rt).ok_or(enetunreach())?;
                 // `dst` is the first member of `struct rtable`.
-                Ok(Self { dst: rt.cast(), v6: false })
+                Ok(Self { dst: rt.cast(), v6: false, cookie: 0 })
             }
             IpPair::V6 { saddr, daddr } => {
                 // SAFETY: As above.
@@ -71,9 +71,21 @@ impl Route {
                 let dst = from_err_ptr(unsafe {
                     bindings::ip6_dst_lookup_flow(net, core::ptr::null(), &mut fl, core::ptr::null())
                 })?;
-                Ok(Self { dst: NonNull::new(dst).ok_or(enetunreach())?, v6: true })
+                let dst = NonNull::new(dst).ok_or(enetunreach())?;
+                // SAFETY: An IPv6 output dst is the first member of a
+                // `struct rt6_info` we hold a reference on.
+                let cookie = unsafe { bindings::rt6_get_cookie(dst.as_ptr().cast()) };
+                Ok(Self { dst, v6: true, cookie })
             }
         }
+    }
+
+    /// The route is still current (`dst_check`): no route, address or
+    /// neighbour change has made it obsolete since the lookup.
+    pub(crate) fn is_valid(&self) -> bool {
+        // SAFETY: We hold a reference; `dst_check` only reads the dst and
+        // returns it if still valid, NULL otherwise (taking no reference).
+        !unsafe { bindings::dst_check(self.dst.as_ptr(), self.cookie) }.is_null()
     }
 
     fn out_dev(&self) -> *mut bindings::net_device {
@@ -107,47 +119,50 @@ impl Drop for Route {
     }
 }
 
-/// A packet being built: `len` bytes of transport payload first, then the
-/// IP and UDP headers pushed in front.
+/// A packet being built by appending, front to back, into one skb with
+/// room for the link layer: the IP and UDP headers, the transport headers,
+/// the payload, the pad and the ICRC.  Nothing is written twice.
 pub(crate) struct TxPacket {
     skb: SkBuff,
 }
 
 impl TxPacket {
-    /// An skb for `route` with room for `hdr_len` bytes of IP + UDP header
-    /// and `len` zeroed bytes of UDP payload.
-    pub(crate) fn new(route: &Route, hdr_len: usize, len: usize) -> Result<Self> {
-        let head = route.link_headroom().checked_add(hdr_len).ok_or(EINVAL)?;
-        let mut skb = SkBuff::alloc(head, len)?;
-        skb.put_zeroed(len)?;
+    /// An empty packet for `route` that will hold `len` bytes from the IP
+    /// header on.
+    pub(crate) fn new(route: &Route, len: usize) -> Result<Self> {
+        let mut skb = SkBuff::alloc(route.link_headroom(), len)?;
+        skb.reset_network_header();
         Ok(Self { skb })
     }
 
-    /// The UDP payload (before [`Self::push_headers`]) or the whole packet
-    /// from the IP header (after).
-    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
-        self.skb.data_mut()
+    /// Appends a copy of `src`; returns the bytes as written.
+    pub(crate) fn append(&mut self, src: &[u8]) -> Result<&[u8]> {
+        self.skb.put_bytes(src)
     }
 
-    /// Prepends the IP and UDP headers `hdrs` and marks the IP header.
-    pub(crate) fn push_headers(&mut self, hdrs: &[u8]) -> Result {
-        self.skb.push(hdrs)?;
-        self.skb.reset_network_header();
-        Ok(())
+    /// Appends `n` zero bytes.
+    pub(crate) fn append_zeros(&mut self, n: usize) -> Result<&[u8]> {
+        // SAFETY: The closure writes all `n` bytes.
+        unsafe { self.skb.put_with(n, |dst| core::ptr::write_bytes(dst, 0, n)) }
     }
 
-    /// Sends the packet along `route` (consumed).  `EAGAIN` if the stack
-    /// dropped it.
-    pub(crate) fn send(self, route: Route, netdev: &NetDevice) -> Result {
-        let v6 = route.v6;
+    /// The skb, for the other kapi modules that append to it.
+    pub(in crate::kapi) fn skb_mut(&mut self) -> &mut SkBuff {
+        &mut self.skb
+    }
+
+    /// Sends the packet along `route` (which stays the caller's: the skb
+    /// takes its own reference).  `EAGAIN` if the stack dropped it.
+    pub(crate) fn send(self, route: &Route, netdev: &NetDevice) -> Result {
         let skb = self.skb.into_raw();
-        // SAFETY: `skb` is ours; `skb_dst_set` takes over the route's
-        // reference.  `ip_local_out` consumes the skb in every case.
+        // SAFETY: `skb` is ours; `dst_hold` takes a reference for it,
+        // which `skb_dst_set` hands to the skb; `ip_local_out` consumes the
+        // skb in every case.
         let ret = unsafe {
+            bindings::dst_hold(route.dst.as_ptr());
             bindings::skb_dst_set(skb, route.dst.as_ptr());
-            core::mem::forget(route);
             let net = netdev.net().as_raw();
-            if v6 {
+            if route.v6 {
                 bindings::ip6_local_out(net, core::ptr::null_mut(), skb)
             } else {
                 bindings::ip_local_out(net, core::ptr::null_mut(), skb)
@@ -162,7 +177,7 @@ impl TxPacket {
     }
 
     /// The packet as if received (for delivery to this host without
-    /// touching the network): its network header is set.
+    /// touching the network): its data starts at the IP header.
     pub(crate) fn into_skb(self) -> SkBuff {
         self.skb
     }

@@ -4,6 +4,12 @@
 //! handed over by the UDP tunnel, or a packet being built for transmission.
 //! Dropping an [`SkBuff`] frees it as a drop (`kfree_skb`, counted as lost
 //! by the stack); [`SkBuff::consume`] frees it as delivered.
+//!
+//! A received skb may be non-linear (payload in page fragments or a
+//! fragment list): its headers are made linear with `pskb_may_pull`
+//! ([`SkBuff::make_linear`]), and the rest is read in place, never
+//! linearised: [`SkBuff::for_each_chunk`] (`skb_seq_read`) and
+//! [`SkBuff::copy_bits_raw`] (`skb_copy_bits`).
 
 use core::ptr::NonNull;
 use kernel::{bindings, prelude::*};
@@ -14,6 +20,9 @@ pub(crate) struct SkBuff(NonNull<bindings::sk_buff>);
 // SAFETY: An skb owned by one holder may move between contexts (the stack
 // queues them between CPUs all the time).
 unsafe impl Send for SkBuff {}
+// SAFETY: `&SkBuff` only reads the skb (`skb_copy_bits`, `skb_seq_read` do
+// not modify it).
+unsafe impl Sync for SkBuff {}
 
 impl SkBuff {
     /// Takes ownership of `skb`.
@@ -50,48 +59,38 @@ impl SkBuff {
         Ok(Self(skb))
     }
 
-    /// Appends `len` bytes (must fit the tailroom) and returns them, zeroed.
-    pub(super) fn put_zeroed(&mut self, len: usize) -> Result<&mut [u8]> {
+    /// Bytes of tailroom.
+    fn tailroom(&self) -> usize {
+        // SAFETY: Valid skb we own; `end` and `tail` are offsets into the
+        // head buffer on 64-bit.
+        unsafe { (*self.as_raw()).end.saturating_sub((*self.as_raw()).tail) as usize }
+    }
+
+    /// Appends `len` bytes (must fit the tailroom), lets `fill` write them
+    /// through a raw pointer, and returns them as a slice.
+    ///
+    /// # Safety
+    ///
+    /// `fill` must initialise all `len` bytes at the pointer it gets.
+    pub(in crate::kapi) unsafe fn put_with(&mut self, len: usize, fill: impl FnOnce(*mut u8)) -> Result<&[u8]> {
         let l = kernel::ffi::c_uint::try_from(len).map_err(|_| EINVAL)?;
-        // SAFETY: Valid skb we own.
-        let room = unsafe { (*self.as_raw()).end - (*self.as_raw()).tail } as usize;
-        if len > room {
+        if len > self.tailroom() {
             return Err(EINVAL);
         }
         // SAFETY: Checked against the tailroom above (`skb_put` panics on
         // overrun); the returned area is `len` bytes inside the skb.
-        unsafe {
-            let p = bindings::skb_put(self.as_raw(), l).cast::<u8>();
-            core::ptr::write_bytes(p, 0, len);
-            Ok(core::slice::from_raw_parts_mut(p, len))
-        }
+        let p = unsafe { bindings::skb_put(self.as_raw(), l).cast::<u8>() };
+        fill(p);
+        // SAFETY: `fill` initialised the `len` bytes (caller's contract);
+        // they stay valid while `self` is borrowed.
+        Ok(unsafe { core::slice::from_raw_parts(p, len) })
     }
 
-    /// Prepends `hdr` (must fit the headroom); the data now starts there.
-    pub(super) fn push(&mut self, hdr: &[u8]) -> Result {
-        // SAFETY: Valid skb we own.
-        let room = unsafe { (*self.as_raw()).data.offset_from((*self.as_raw()).head) } as usize;
-        if hdr.len() > room {
-            return Err(EINVAL);
-        }
-        // SAFETY: Checked against the headroom above (`skb_push` panics on
-        // underrun); the returned area is `hdr.len()` bytes.
+    /// Appends a copy of `src` (must fit the tailroom).
+    pub(super) fn put_bytes(&mut self, src: &[u8]) -> Result<&[u8]> {
+        // SAFETY: The closure writes all `src.len()` bytes.
         unsafe {
-            let p = bindings::skb_push(self.as_raw(), hdr.len() as u32).cast::<u8>();
-            core::ptr::copy_nonoverlapping(hdr.as_ptr(), p, hdr.len());
-        }
-        Ok(())
-    }
-
-    /// The data, from its start to the tail (linear part only).
-    pub(super) fn data_mut(&mut self) -> &mut [u8] {
-        // SAFETY: Valid skb we own; data..tail is initialised and in the
-        // head buffer.
-        unsafe {
-            let start = (*self.as_raw()).data;
-            let end = bindings::skb_tail_pointer(self.as_raw());
-            let len = end.offset_from(start).max(0) as usize;
-            core::slice::from_raw_parts_mut(start, len)
+            self.put_with(src.len(), |dst| core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()))
         }
     }
 
@@ -101,23 +100,118 @@ impl SkBuff {
         unsafe { bindings::skb_reset_network_header(self.as_raw()) };
     }
 
-    /// Makes the data linear, so [`Self::network_bytes`] sees all of it.
-    pub(crate) fn linearize(&mut self) -> Result {
-        // SAFETY: Valid skb we own.
-        kernel::error::to_result(unsafe { bindings::skb_linearize(self.as_raw()) })
+    /// Total data length (`skb->len`: linear part and fragments).
+    pub(crate) fn len(&self) -> usize {
+        // SAFETY: Valid skb; a plain read of a field we own.
+        unsafe { (*self.as_raw()).len as usize }
     }
 
-    /// Bytes from the network header to the end of the linear data: the IP
-    /// packet (call [`Self::linearize`] first for received skbs).
-    pub(crate) fn network_bytes(&self) -> &[u8] {
-        // SAFETY: Valid skb; the network header lies within the head buffer
-        // at or before the tail, and the range is initialised packet data.
+    /// Moves the data start back to the network header (a received skb's
+    /// data starts at the UDP header), so that offsets count from the IP
+    /// header.  `EINVAL` if the network header is not before the data.
+    pub(crate) fn push_to_network_header(&mut self) -> Result {
+        // SAFETY: Valid skb we own; both pointers are in its head buffer.
+        let back = unsafe {
+            let data = (*self.as_raw()).data;
+            let nh = bindings::skb_network_header(self.as_raw());
+            data.offset_from(nh)
+        };
+        let back = u32::try_from(back).map_err(|_| EINVAL)?;
+        // SAFETY: `back` bytes before `data` are the IP and UDP headers the
+        // stack already parsed, inside the head buffer (`skb_push` checks
+        // the headroom).
+        unsafe { bindings::skb_push(self.as_raw(), back) };
+        Ok(())
+    }
+
+    /// Makes the first `n` bytes of data linear (`pskb_may_pull`); false
+    /// if the packet is shorter than `n` or the pull fails.
+    pub(crate) fn make_linear(&mut self, n: usize) -> bool {
+        let Ok(n32) = u32::try_from(n) else { return false };
+        // SAFETY: Valid skb we own; `pskb_may_pull` may reallocate the head
+        // (no pointers into it are held across the call: `&mut self`).
+        unsafe { bindings::pskb_may_pull(self.as_raw(), n32) }
+    }
+
+    /// The linear part of the data (`skb_headlen` bytes from `data`).
+    pub(crate) fn linear(&self) -> &[u8] {
+        // SAFETY: Valid skb; `len - data_len` bytes from `data` are the
+        // initialised linear part, unchanged while `self` is borrowed.
         unsafe {
-            let start = bindings::skb_network_header(self.as_raw());
-            let end = bindings::skb_tail_pointer(self.as_raw());
-            let len = end.offset_from(start).max(0) as usize;
-            core::slice::from_raw_parts(start, len)
+            let s = self.as_raw();
+            let head = (*s).len.saturating_sub((*s).data_len) as usize;
+            core::slice::from_raw_parts((*s).data, head)
         }
+    }
+
+    /// Calls `f` on the data `[off, off + len)` piece by piece, in place
+    /// (`skb_seq_read`: the linear part, then each fragment mapped in
+    /// turn).  `EINVAL` if the range is outside the data.
+    pub(crate) fn for_each_chunk(&self, off: usize, len: usize, mut f: impl FnMut(&[u8])) -> Result {
+        let end = off.checked_add(len).ok_or(EINVAL)?;
+        if end > self.len() {
+            return Err(EINVAL);
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let (from, to) = (u32::try_from(off).map_err(|_| EINVAL)?, u32::try_from(end).map_err(|_| EINVAL)?);
+        // SAFETY: All-zeroes is a valid (unprepared) state; prepared next.
+        let mut st: bindings::skb_seq_state = unsafe { core::mem::zeroed() };
+        // SAFETY: Valid skb; `[from, to)` is within its data (checked).
+        unsafe { bindings::skb_prepare_seq_read(self.as_raw(), from, to, &mut st) };
+        let mut consumed = 0u32;
+        let mut done = 0usize;
+        while done < len {
+            let mut data: *const u8 = core::ptr::null();
+            // SAFETY: `st` was prepared for this skb; the returned block
+            // (`n` bytes at `data`) stays mapped until the next call or
+            // the abort below.
+            let n = unsafe { bindings::skb_seq_read(consumed, &mut data, &mut st) } as usize;
+            if n == 0 || data.is_null() {
+                break;
+            }
+            let n = n.min(len - done);
+            // SAFETY: See above: `n` readable bytes at `data`.
+            f(unsafe { core::slice::from_raw_parts(data, n) });
+            done += n;
+            consumed += n as u32;
+        }
+        // SAFETY: Unmaps a fragment left mapped if we stopped early; a
+        // no-op otherwise.
+        unsafe { bindings::skb_abort_seq_read(&mut st) };
+        if done == len {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
+    }
+
+    /// Copies `len` data bytes at `off` to `dst`.
+    ///
+    /// # Safety
+    ///
+    /// `dst` must be valid for writes of `len` bytes.
+    pub(in crate::kapi) unsafe fn copy_bits_raw(&self, off: usize, dst: *mut u8, len: usize) -> Result {
+        let o = i32::try_from(off).map_err(|_| EINVAL)?;
+        let l = i32::try_from(len).map_err(|_| EINVAL)?;
+        // SAFETY: Valid skb; `skb_copy_bits` checks the range against the
+        // data and copies from the linear part and fragments; `dst` is
+        // valid for `len` bytes (caller's contract).
+        kernel::error::to_result(unsafe { bindings::skb_copy_bits(self.as_raw(), o, dst.cast(), l) })
+    }
+
+    /// Copies `dst.len()` data bytes at `off` into `dst`.
+    pub(crate) fn copy_bits(&self, off: usize, dst: &mut [u8]) -> Result {
+        // SAFETY: `dst` is a valid mutable slice of its length.
+        unsafe { self.copy_bits_raw(off, dst.as_mut_ptr(), dst.len()) }
+    }
+
+    /// Frees the skb as consumed (delivered), not as a drop.
+    pub(crate) fn consume(self) {
+        let p = self.into_raw();
+        // SAFETY: We owned the reference.
+        unsafe { bindings::consume_skb(p) };
     }
 }
 

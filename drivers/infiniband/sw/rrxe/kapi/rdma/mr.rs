@@ -14,6 +14,7 @@ use kernel::{bindings, error::from_err_ptr, ffi::c_int, prelude::*, types::Opaqu
 
 use super::device::{Device, Driver};
 use super::udata::UData;
+use crate::kapi::net::{route::TxPacket, skb::SkBuff};
 
 /// Identity of a protection domain (its `struct ib_pd`), to check that a
 /// QP and the MRs it uses belong to the same PD.  ib_core keeps a PD alive
@@ -128,6 +129,44 @@ impl UserMemory {
             // byte snapshot, as with `copy_from_user`.
             unsafe { core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr().add(at), n) };
         })
+    }
+
+    /// Appends `n` bytes of the region at offset `off` to `pkt`, copying
+    /// straight from the pinned pages into the skb, and calls `f` on each
+    /// piece as written (to checksum it while it is in cache).
+    pub(crate) fn append_to(&self, pkt: &mut TxPacket, off: usize, n: usize, mut f: impl FnMut(&[u8])) -> Result {
+        let mut res = Ok(());
+        self.for_each_piece(off, n, |src, _, len| {
+            if res.is_err() {
+                return;
+            }
+            // SAFETY: `src` is `len` mapped bytes of the region; the closure
+            // writes exactly `len` bytes.  (User space may write the region
+            // concurrently: the copy is a byte snapshot.)
+            let put = unsafe {
+                pkt.skb_mut().put_with(len, |dst| core::ptr::copy_nonoverlapping(src, dst, len))
+            };
+            match put {
+                Ok(written) => f(written),
+                Err(e) => res = Err(e),
+            }
+        })?;
+        res
+    }
+
+    /// Copies `n` bytes of `skb`'s data at `skb_off` into the region at
+    /// offset `off`, from the skb's linear part and fragments directly into
+    /// the pinned pages.
+    pub(crate) fn write_from_skb(&self, off: usize, skb: &SkBuff, skb_off: usize, n: usize) -> Result {
+        let mut res = Ok(());
+        self.for_each_piece(off, n, |dst, at, len| {
+            if res.is_ok() {
+                // SAFETY: `dst` is `len` mapped, writable bytes of the
+                // region.
+                res = unsafe { skb.copy_bits_raw(skb_off + at, dst, len) };
+            }
+        })?;
+        res
     }
 
     /// Copies `src` into the region at offset `off`.

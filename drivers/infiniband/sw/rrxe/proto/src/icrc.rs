@@ -50,7 +50,7 @@ pub const ICRC_SEED: u32 = 0xdebb_20e3;
 /// Size of the ICRC on the wire.
 pub const ICRC_LEN: usize = 4;
 /// BTH length.
-const BTH_LEN: usize = 12;
+use super::bth::BTH_LEN;
 /// Largest pseudo header: IPv6 + UDP + BTH.
 const PSEUDO_MAX: usize = 40 + 8 + BTH_LEN;
 

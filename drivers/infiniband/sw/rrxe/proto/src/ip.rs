@@ -309,6 +309,16 @@ impl RoceLayout {
 /// Finds the RoCE transport packet inside an L3 packet starting at the IP
 /// header.  Requires room for at least a BTH and an ICRC.
 pub fn locate(l3: &[u8]) -> Result<RoceLayout, L3Error> {
+    locate_prefix(l3, l3.len())
+}
+
+/// Like [`locate`] for a packet of `l3_len` bytes of which only the first
+/// `l3.len()` are at hand (its IP and UDP headers at least): the lengths
+/// are checked against `l3_len`.
+pub fn locate_prefix(l3: &[u8], l3_len: usize) -> Result<RoceLayout, L3Error> {
+    if l3.len() > l3_len {
+        return Err(L3Error::BadUdpLength);
+    }
     let first = *l3.first().ok_or(L3Error::BadIpVersion)?;
     let version = match first >> 4 {
         4 => {
@@ -332,12 +342,13 @@ pub fn locate(l3: &[u8]) -> Result<RoceLayout, L3Error> {
     };
     let udp_offset = version.hdr_len();
     let rest = l3.get(udp_offset..).ok_or(L3Error::Truncated)?;
-    let (udp, after) = UdpHdr::parse(rest).map_err(|_| L3Error::Truncated)?;
+    let (udp, _) = UdpHdr::parse(rest).map_err(|_| L3Error::Truncated)?;
     let udp_len = usize::from(udp.len());
     let roce_len = udp_len
         .checked_sub(UDP_HDR_LEN)
         .ok_or(L3Error::BadUdpLength)?;
-    if roce_len < 12 + 4 || roce_len > after.len() {
+    let after = l3_len - (udp_offset + UDP_HDR_LEN);
+    if roce_len < 12 + 4 || roce_len > after {
         return Err(L3Error::BadUdpLength);
     }
     Ok(RoceLayout {

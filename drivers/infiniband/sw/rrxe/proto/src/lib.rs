@@ -12,7 +12,8 @@
 //! * Protocol facts: the [`opcode`] table, 24-bit [`psn`] arithmetic, AETH
 //!   syndromes and timers in [`aeth`], the RoCEv2 [`icrc`].
 //! * Decisions: receive checks in [`validate`], the IBTA QP state machine in
-//!   [`qp_state`].
+//!   [`qp_state`], the requester's window in [`window`], a QP's wire
+//!   [`path`].
 //!
 //! Dual build: the kernel module includes this file as a module
 //! (`#[path = "proto/src/lib.rs"] mod proto;`), so no item here names the
@@ -37,12 +38,14 @@ pub mod immdt;
 pub mod ip;
 pub mod opcode;
 pub mod packet;
+pub mod path;
 pub mod psn;
 pub mod qp_state;
 pub mod rdeth;
 pub mod segment;
 pub mod reth;
 pub mod validate;
+pub mod window;
 pub mod wqe;
 
 // Short paths for the most used items (unused by some users of the module).

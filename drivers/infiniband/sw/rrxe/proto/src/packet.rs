@@ -18,7 +18,7 @@ use super::header::Header;
 use super::icrc::ICRC_LEN;
 use super::ieth::Ieth;
 use super::immdt::Immdt;
-use super::ip::{locate, L3Error, RoceLayout};
+use super::ip::{locate, locate_prefix, L3Error, RoceLayout};
 use super::opcode::{opcode_info, ExtHeader, OpcodeInfo};
 use super::psn::Psn;
 use super::rdeth::Rdeth;
@@ -79,14 +79,43 @@ impl<'a> Packet<'a> {
         Ok((Packet::parse(roce)?, lay))
     }
 
-    /// All bytes, BTH through ICRC.
+    /// Parses the headers of a RoCE packet of `l3_len` bytes (from the IP
+    /// header) of which `l3` holds a prefix: at least the IP, UDP, BTH and
+    /// extension headers.  The payload and ICRC may lie beyond the prefix
+    /// (in a received skb's fragments): [`Self::payload_offset`] and
+    /// [`Self::payload_len`] say where, relative to the BTH, and
+    /// [`Self::payload`] returns only the part the prefix holds.
+    pub fn parse_l3_prefix(l3: &'a [u8], l3_len: usize) -> Result<(Self, RoceLayout), ParseError> {
+        let lay = locate_prefix(l3, l3_len).map_err(ParseError::L3)?;
+        let avail = l3.get(lay.bth_offset..).ok_or(ParseError::L3(L3Error::Truncated))?;
+        let roce = avail.get(..lay.roce_len.min(avail.len())).unwrap_or(avail);
+        let (bth, _) = Bth::parse(roce).map_err(|_| ParseError::TooShort)?;
+        let info = opcode_info(bth.opcode()).ok_or(ParseError::UnknownOpcode(bth.opcode()))?;
+        let need = info.header_len() + usize::from(bth.pad()) + ICRC_LEN;
+        let payload_len = lay.roce_len.checked_sub(need).ok_or(ParseError::Truncated {
+            need,
+            have: lay.roce_len,
+        })?;
+        if roce.len() < info.header_len() {
+            return Err(ParseError::Truncated { need: info.header_len(), have: roce.len() });
+        }
+        Ok((Packet { bytes: roce, bth, info, payload_len }, lay))
+    }
+
+    /// Offset of the payload from the BTH (the header length).
+    pub fn payload_offset(&self) -> usize {
+        self.info.header_len()
+    }
+
+    /// All bytes at hand, BTH through ICRC for a whole packet, possibly
+    /// less for one from [`Self::parse_l3_prefix`].
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
     /// Length from the BTH through the ICRC (C `paylen`).
     pub fn len(&self) -> usize {
-        self.bytes.len()
+        self.header_len() + self.payload_len + self.pad() + ICRC_LEN
     }
 
     /// Never true for a parsed packet (it has at least a BTH and an ICRC).
@@ -134,7 +163,8 @@ impl<'a> Packet<'a> {
         self.payload_len
     }
 
-    /// Payload bytes, pad excluded.
+    /// Payload bytes, pad excluded (the part at hand, see
+    /// [`Self::parse_l3_prefix`]).
     pub fn payload(&self) -> &'a [u8] {
         let start = self.header_len();
         self.bytes
@@ -142,8 +172,12 @@ impl<'a> Packet<'a> {
             .unwrap_or(&[])
     }
 
-    /// ICRC as stored (the `u32` whose little-endian bytes are on the wire).
+    /// ICRC as stored (the `u32` whose little-endian bytes are on the
+    /// wire); 0 if it is not at hand.
     pub fn icrc(&self) -> u32 {
+        if self.bytes.len() != self.len() {
+            return 0;
+        }
         let mut le = [0u8; ICRC_LEN];
         let start = self.bytes.len().saturating_sub(ICRC_LEN);
         if let Some(b) = self.bytes.get(start..) {
@@ -229,6 +263,36 @@ mod tests {
             Packet::parse(&b).err(),
             Some(ParseError::UnknownOpcode(0x15))
         );
+    }
+
+    #[test]
+    fn prefix_parse_matches_whole_parse() {
+        // IPv4 + UDP + RDMA WRITE ONLY (RETH) with 100 bytes of payload.
+        let payload = [0x5au8; 100];
+        let mut l3 = [0u8; 20 + 8 + 12 + 16 + 100 + 4];
+        let roce_len = 12 + 16 + 100 + 4;
+        l3[0] = 0x45;
+        l3[9] = 17;
+        l3[2..4].copy_from_slice(&(l3.len() as u16).to_be_bytes());
+        l3[20 + 4..20 + 6].copy_from_slice(&((8 + roce_len) as u16).to_be_bytes());
+        l3[28] = super::super::opcode::RC_RDMA_WRITE_ONLY;
+        l3[28 + 12 + 15] = 100;
+        l3[56..156].copy_from_slice(&payload);
+        let (whole, lay) = Packet::parse_l3(&l3).unwrap();
+        for cut in [56, 60, 156, l3.len()] {
+            let (p, lay2) = Packet::parse_l3_prefix(&l3[..cut], l3.len()).unwrap();
+            assert_eq!(lay2, lay);
+            assert_eq!(p.len(), whole.len());
+            assert_eq!(p.payload_len(), 100);
+            assert_eq!(p.payload_offset(), 28);
+            assert_eq!(p.reth().map(|r| r.len()), Some(100));
+            assert_eq!(p.payload(), &whole.payload()[..(cut - 56).min(100)]);
+        }
+        // The headers must be at hand, and the prefix cannot exceed the packet.
+        assert!(Packet::parse_l3_prefix(&l3[..50], l3.len()).is_err());
+        assert!(Packet::parse_l3_prefix(&l3, l3.len() - 1).is_err());
+        // A UDP length beyond the packet is refused.
+        assert!(Packet::parse_l3_prefix(&l3[..60], l3.len() - 10).is_err());
     }
 
     #[test]

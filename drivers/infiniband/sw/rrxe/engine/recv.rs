@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The receive task of a QP: under its `recv` lock, the responder handles
+//! the requests the receive path queued, up to [`BUDGET`] per run (then it
+//! requeues itself if more are queued); in the error state the receive
+//! queue is flushed and queued requests are dropped.
+
+use kernel::sync::Arc;
+
+use super::{responder, schedule_recv, BUDGET};
+use crate::proto::qp_state::QpState;
+use crate::qp::Qp;
+
+/// Runs the receive task (from its work item).
+pub(crate) fn run(qp: &Arc<Qp>) {
+    if qp.is_dead() {
+        qp.rx_requests.purge();
+        return;
+    }
+    let mut r = qp.recv.lock();
+    for _ in 0..BUDGET {
+        if qp.is_dead() {
+            return;
+        }
+        if qp.state() == QpState::Err {
+            r.flush(qp);
+            qp.rx_requests.purge();
+            if !core::mem::replace(&mut r.err_flushed, true) {
+                drop(r);
+                super::schedule_send(qp);
+            }
+            return;
+        }
+        let Some(skb) = qp.rx_requests.pop() else { return };
+        responder::handle(qp, &mut r, skb);
+    }
+    drop(r);
+    if qp.rx_requests.len() > 0 {
+        schedule_recv(qp);
+    }
+}

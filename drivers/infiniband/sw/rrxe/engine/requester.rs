@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester: takes send WQEs from the send ring (copying, checking
+//! and resolving each, see `wqe`), cuts each message into packets of the
+//! path MTU and sends them with consecutive PSNs, one packet per step.
+//! RC keeps at most [`MAX_UNACKED_PSNS`] unacknowledged and asks for an
+//! ACK on the last packet of each message and at least every
+//! [`MAX_PKT_PER_ACK`] packets; the retransmit timer runs while anything
+//! is unacknowledged.  UC WQEs complete as soon as their last packet is
+//! sent.  UD is not implemented: its WQEs complete with a local QP
+//! operation error.
+
+use kernel::{prelude::*, sync::Arc, time::Delta};
+
+use super::fail;
+use super::send::{deliver_sent, Step};
+use crate::proto::builder::ExtHeaders;
+use crate::proto::bth::{Bth, BTH_DEF_PKEY};
+use crate::proto::cqe::WcStatus;
+use crate::proto::immdt::Immdt;
+use crate::proto::qp_state::QpType;
+use crate::proto::reth::Reth;
+use crate::proto::segment::{payload_of, request_opcode};
+use crate::proto::window::ack_timeout_ns;
+use crate::proto::wqe::send_flags;
+use crate::qp::{
+    send::{SendSide, TimerKind},
+    Qp,
+};
+use crate::stats::Counter;
+use crate::tx::{self, TxError};
+
+/// Unacknowledged PSNs an RC requester may have outstanding.
+pub(crate) const MAX_UNACKED_PSNS: u32 = 128;
+/// An ACK is requested at least every this many packets.
+pub(crate) const MAX_PKT_PER_ACK: u32 = 64;
+
+/// Arms the QP's timer for `kind`, `after` from now.
+pub(crate) fn set_timer(qp: &Arc<Qp>, s: &mut SendSide, kind: TimerKind, after: Delta) {
+    s.timer = Some((kind, kernel::time::Instant::now() + after));
+    s.timer_handle = Some(super::arm_timer(qp, after));
+}
+
+/// (Re)starts the retransmit timer (the local ACK timeout).
+pub(crate) fn arm_retransmit(qp: &Arc<Qp>, s: &mut SendSide) {
+    if let Some(ns) = ack_timeout_ns(s.params.timeout) {
+        set_timer(qp, s, TimerKind::Retransmit, Delta::from_nanos(ns.min(i64::MAX as u64) as i64));
+    }
+}
+
+/// Takes the next WQE from the send ring; false if there is none (or no
+/// room to hold it).
+fn fetch(qp: &Qp, s: &mut SendSide) -> bool {
+    if s.inflight.is_full() {
+        return false;
+    }
+    let Some(sq) = s.sq.clone() else { return false };
+    let Ok(p) = sq.user_producer() else { return false };
+    if p.wrapping_sub(s.fetched) & sq.mask() == 0 {
+        return false;
+    }
+    let caps = &qp.init.caps;
+    let w = match crate::wqe::fetch_send(
+        &sq,
+        s.fetched,
+        &qp.dev.mrs,
+        qp.init.pd,
+        caps.max_send_sge,
+        caps.max_inline_data,
+        s.params.pmtu,
+    ) {
+        Ok(w) => w,
+        Err(_) => return false,
+    };
+    if s.inflight.push(w).is_err() {
+        return false;
+    }
+    s.fetched = s.fetched.wrapping_add(1);
+    true
+}
+
+/// One step: sends the next packet the window allows, or retires a WQE
+/// that cannot be sent.
+pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
+    if matches!(s.timer, Some((TimerKind::RnrWait, _))) {
+        return Step::Idle;
+    }
+    if qp.qp_type == QpType::Ud {
+        if fetch(qp, s) {
+            s.retire_head(qp, WcStatus::LocQpOpErr);
+            fail(qp, "UD sends are not implemented");
+            return Step::Progress;
+        }
+        return Step::Idle;
+    }
+    if qp.qp_type == QpType::Rc && s.comp_psn.distance_to(s.psn) >= MAX_UNACKED_PSNS {
+        return Step::Idle;
+    }
+    if s.next == s.inflight.len() && !fetch(qp, s) {
+        return Step::Idle;
+    }
+    let idx = s.next;
+    let Some(w) = s.inflight.get(idx) else { return Step::Idle };
+    if let Some(status) = w.error {
+        // Completed in order: once everything before it is retired.
+        if idx == 0 {
+            s.retire_head(qp, status);
+            fail(qp, "malformed send WQE");
+            return Step::Progress;
+        }
+        return Step::Idle;
+    }
+    let Some(ep) = qp.path.get() else {
+        fail(qp, "no path to send on");
+        return Step::Progress;
+    };
+    match send_one(qp, s, &ep, idx) {
+        Ok(()) => Step::Progress,
+        Err(status) => {
+            if let Some(w) = s.inflight.get_mut(idx) {
+                w.error = Some(status);
+            }
+            if idx == 0 {
+                s.retire_head(qp, status);
+                fail(qp, "local access error on a send WQE");
+            }
+            Step::Progress
+        }
+    }
+}
+
+/// Sends the next packet of WQE `idx`.  A network error counts as a lost
+/// packet (the retransmit timer recovers it); a local error (the WQE's
+/// memory) is returned as the WQE's completion status.
+fn send_one(qp: &Arc<Qp>, s: &mut SendSide, ep: &crate::qp::Endpoints, idx: usize) -> Result<(), WcStatus> {
+    let pmtu = s.params.pmtu;
+    let psn = s.psn;
+    let noack = s.noack;
+    let dest_qpn = s.params.dest_qpn;
+    let route = &mut s.route;
+    let w = s.inflight.get_mut(idx).ok_or(WcStatus::LocQpOpErr)?;
+    if w.pkts_sent == 0 {
+        w.first_psn = psn;
+        w.started = true;
+    }
+    let k = w.pkts_sent;
+    let (off, len) = payload_of(k, w.hdr.length, pmtu);
+    let opcode = request_opcode(qp.qp_type, w.hdr.op, k, w.npkts).ok_or(WcStatus::LocQpOpErr)?;
+    let last = k + 1 >= w.npkts;
+    let ack_req = qp.qp_type == QpType::Rc && (last || noack + 1 >= MAX_PKT_PER_ACK);
+    let se = last && !w.hdr.op.is_write() && w.hdr.flags & send_flags::SOLICITED != 0;
+    let bth = Bth::new(opcode, dest_qpn, psn).with_pkey(BTH_DEF_PKEY).with_se(se).with_ack_req(ack_req);
+    let mut ext = ExtHeaders::default();
+    if k == 0 && w.hdr.op.is_write() {
+        ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
+    }
+    if last && w.hdr.op.has_imm() {
+        ext.immdt = Some(Immdt::from_raw(w.hdr.imm));
+    }
+    let wr: &crate::wqe::SendWqe = w;
+    let mut fill = |pkt: &mut crate::kapi::net::route::TxPacket, f: &mut dyn FnMut(&[u8])| {
+        crate::wqe::gather(wr, off, len as usize, pkt, f)
+    };
+    let sent = tx::send(&qp.dev.netdev, route, ep, &bth, &ext, len as usize, &mut fill);
+    qp.count(Counter::SentPkts);
+    match sent {
+        Ok(sent) => deliver_sent(qp, sent),
+        Err(TxError::Fill(err)) => {
+            crate::rrxe_ratelimited!(pr_warn, "rrxe: QP {:#x}: send WQE gather failed: {:?}\n", qp.qpn, err);
+            return Err(WcStatus::LocProtErr);
+        }
+        // No route, no memory: a lost packet, recovered by the timer.
+        Err(TxError::Net(_)) => {}
+    }
+    let Some(w) = s.inflight.get_mut(idx) else { return Ok(()) };
+    w.pkts_sent += 1;
+    let done = w.fully_sent();
+    s.psn = psn.next();
+    s.noack = if ack_req { 0 } else { noack + 1 };
+    if done {
+        s.next += 1;
+        if qp.qp_type == QpType::Uc && idx == 0 {
+            s.retire_head(qp, WcStatus::Success);
+        }
+    }
+    if qp.qp_type == QpType::Rc && s.timer.is_none() {
+        arm_retransmit(qp, s);
+    }
+    Ok(())
+}

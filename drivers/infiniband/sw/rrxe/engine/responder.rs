@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The responder: requests for a QP, in its receive task.  Each is checked
+//! by the protocol core (`proto::validate`: header, QP type and state,
+//! keys, PSN, message sequence, access, length), then: a SEND fills the
+//! receive WQE taken from the receive ring at its first packet (none
+//! there: RNR NAK on RC, message dropped on UC) and completes it at its
+//! last packet; an RDMA WRITE checks its rkey once (region, PD, range,
+//! remote-write right) and writes each packet; WRITE with immediate also
+//! consumes a receive WQE.  Payload goes from the skb straight into the
+//! registered pages.  RC acknowledges when the requester asks (AckReq),
+//! answers a duplicate with an ACK of the last PSN received, a PSN ahead
+//! of the expected one with a single sequence NAK, and fatal errors with
+//! their NAK before the QP goes to the error state.
+
+use kernel::{prelude::*, sync::Arc};
+
+use super::fail;
+use super::rx::{self, RxPacket};
+use crate::kapi::net::skb::SkBuff;
+use crate::mr::{AccessError, REMOTE_WRITE};
+use crate::proto::aeth::{Aeth, NakCode, RnrTimer, Syndrome};
+use crate::proto::builder::ExtHeaders;
+use crate::proto::bth::{Bth, BTH_DEF_PKEY};
+use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
+use crate::proto::opcode::{flags, RC_ACKNOWLEDGE};
+use crate::proto::psn::Psn;
+use crate::proto::qp_state::QpType;
+use crate::proto::validate::{validate, Disposition, PsnClass, RecvContext};
+use crate::proto::Packet;
+use crate::qp::{
+    recv::{RecvSide, WriteTarget},
+    Qp,
+};
+use crate::stats::Counter;
+use crate::tx::{self, Sent};
+
+/// How a request ended, when not simply accepted.
+enum Outcome {
+    /// No receive WQE: RNR NAK (RC), message dropped (UC).
+    NotReady,
+    /// Fatal: NAK with `code`; the receive WQE in progress (if any)
+    /// completes with `status`; the QP goes to the error state.
+    Fatal { code: NakCode, status: WcStatus, why: &'static str },
+}
+
+/// Sends an ACK or NAK with `syn` for `psn`.
+fn send_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
+    let Some(ep) = qp.path.get() else { return };
+    let bth = Bth::new(RC_ACKNOWLEDGE, r.params.dest_qpn, psn).with_pkey(BTH_DEF_PKEY);
+    let ext = ExtHeaders { aeth: Some(Aeth::from_syndrome(syn, r.msn)), ..Default::default() };
+    qp.count(Counter::SentPkts);
+    if let Ok(Sent::Loopback(skb)) = tx::send_header_only(&qp.dev.netdev, &mut r.route, &ep, &bth, &ext) {
+        rx::receive(&qp.dev, skb);
+    }
+}
+
+/// Takes the next receive WQE, if any, into `r.wqe`.
+fn take_recv(qp: &Qp, r: &mut RecvSide) -> Result<(), Outcome> {
+    if r.wqe.is_some() {
+        return Ok(());
+    }
+    let Some(rq) = r.rq.clone() else { return Err(Outcome::NotReady) };
+    let avail = rq.user_producer().map_or(0, |p| p.wrapping_sub(r.done) & rq.mask());
+    if avail == 0 {
+        return Err(Outcome::NotReady);
+    }
+    match crate::wqe::fetch_recv(&rq, r.done, &qp.dev.mrs, qp.init.pd, qp.init.caps.max_recv_sge) {
+        Ok(Ok(w)) => {
+            r.wqe = Some(w);
+            Ok(())
+        }
+        Ok(Err(bad)) => {
+            let cqe = Cqe {
+                wr_id: bad.wr_id,
+                status: bad.status,
+                opcode: wc_opcode::RECV,
+                byte_len: 0,
+                imm: None,
+                qp_num: qp.qpn,
+                src_qp: 0,
+            };
+            r.complete(qp, &cqe, false);
+            Err(Outcome::Fatal { code: NakCode::RemoteOperationalError, status: bad.status, why: "bad receive WQE" })
+        }
+        Err(_) => Err(Outcome::Fatal {
+            code: NakCode::RemoteOperationalError,
+            status: WcStatus::LocQpOpErr,
+            why: "cannot read the receive queue",
+        }),
+    }
+}
+
+/// Completes the receive WQE in progress.
+fn finish_recv(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>, opcode: u32, byte_len: Option<u32>) {
+    if let Some(w) = r.wqe.take() {
+        let cqe = Cqe {
+            wr_id: w.hdr.wr_id,
+            status: WcStatus::Success,
+            opcode,
+            byte_len: byte_len.unwrap_or(w.received),
+            imm: pkt.immdt().map(|i| i.raw()),
+            qp_num: qp.qpn,
+            src_qp: r.params.dest_qpn,
+        };
+        r.complete(qp, &cqe, pkt.bth().se());
+    }
+}
+
+fn scatter_failed(err: AccessError) -> Outcome {
+    match err {
+        AccessError::Range => Outcome::Fatal {
+            code: NakCode::InvalidRequest,
+            status: WcStatus::LocLenErr,
+            why: "message longer than the receive buffers",
+        },
+        _ => Outcome::Fatal {
+            code: NakCode::RemoteOperationalError,
+            status: WcStatus::LocProtErr,
+            why: "receive WQE names a bad region",
+        },
+    }
+}
+
+fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Result<(), Outcome> {
+    let info = pkt.info();
+    if info.is_start() {
+        take_recv(qp, r)?;
+        if let Some(w) = r.wqe.as_mut() {
+            w.received = 0;
+        }
+    }
+    let w = r.wqe.as_mut().ok_or(Outcome::Fatal {
+        code: NakCode::InvalidRequest,
+        status: WcStatus::RemInvReqErr,
+        why: "SEND continues without a receive WQE",
+    })?;
+    crate::wqe::scatter(w, rx.skb(), rx.payload_offset(pkt), pkt.payload_len()).map_err(scatter_failed)?;
+    if info.is_end() {
+        finish_recv(qp, r, pkt, wc_opcode::RECV, None);
+    }
+    Ok(())
+}
+
+fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Result<(), Outcome> {
+    let info = pkt.info();
+    let denied = |why| Outcome::Fatal { code: NakCode::RemoteAccessError, status: WcStatus::LocAccessErr, why };
+    if info.is_start() {
+        let reth = pkt.reth().ok_or(denied("WRITE without RETH"))?;
+        let total = reth.len();
+        let (mr, off) = if total == 0 {
+            (None, 0)
+        } else {
+            let mr = qp.dev.mrs.lookup(reth.rkey()).ok_or(denied("WRITE with an unknown rkey"))?;
+            let off = mr
+                .check(qp.init.pd, reth.va(), u64::from(total), REMOTE_WRITE)
+                .map_err(|_| denied("WRITE outside the region or its rights"))?;
+            (Some(mr), off)
+        };
+        r.write = Some(WriteTarget { mr, off, remaining: total, total });
+    }
+    // The receive WQE a WRITE with immediate consumes must be there before
+    // any of its data is placed (RNR otherwise).
+    let consumes = info.is_end() && pkt.immdt().is_some();
+    if consumes {
+        take_recv(qp, r)?;
+    }
+    let t = r.write.as_mut().ok_or(denied("WRITE continues without a first packet"))?;
+    let n = pkt.payload_len();
+    let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+    if n32 > t.remaining || (info.is_end() && n32 != t.remaining) {
+        return Err(Outcome::Fatal {
+            code: NakCode::InvalidRequest,
+            status: WcStatus::RemInvReqErr,
+            why: "WRITE payload does not match its RETH length",
+        });
+    }
+    if let Some(mr) = &t.mr {
+        mr.write_from_skb(t.off, rx.skb(), rx.payload_offset(pkt), n)
+            .map_err(|_| denied("WRITE outside the region"))?;
+    }
+    t.off += n;
+    t.remaining -= n32;
+    let total = t.total;
+    if info.is_end() {
+        r.write = None;
+        if consumes {
+            finish_recv(qp, r, pkt, wc_opcode::RECV_RDMA_WITH_IMM, Some(total));
+        }
+    }
+    Ok(())
+}
+
+/// Handles a request the receive path queued for `qp`.
+pub(crate) fn handle(qp: &Arc<Qp>, r: &mut RecvSide, skb: SkBuff) {
+    let Some(rx) = RxPacket::parse(skb) else {
+        qp.count(Counter::RcvDropped);
+        return;
+    };
+    let Some(pkt) = rx.packet() else {
+        qp.count(Counter::RcvDropped);
+        return;
+    };
+    handle_packet(qp, r, &rx, &pkt);
+    rx.consume();
+}
+
+fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) {
+    let ctx = RecvContext {
+        qp_type: qp.qp_type,
+        qp_state: qp.state(),
+        pmtu: r.params.pmtu,
+        pkey: BTH_DEF_PKEY,
+        qkey: r.params.qkey,
+        access_flags: r.params.access_flags,
+        expected_psn: Some(r.psn),
+        prev_opcode: r.last_opcode,
+    };
+    let rc = qp.qp_type == QpType::Rc;
+    let class = match validate(pkt, &ctx) {
+        Ok(c) => c,
+        Err(err) => {
+            match err.disposition(qp.qp_type, true) {
+                Disposition::Drop => qp.count(Counter::RcvDropped),
+                Disposition::DropMessage => r.uc_drop = true,
+                Disposition::AbortMessage => {
+                    if let Some(w) = r.wqe.as_mut() {
+                        w.received = 0;
+                    }
+                    r.write = None;
+                    r.last_opcode = None;
+                    r.uc_drop = true;
+                }
+                Disposition::Nak { code: NakCode::PsnSequenceError, .. } => {
+                    qp.count(Counter::OutOfSeqRequest);
+                    if !r.nak_sent {
+                        r.nak_sent = true;
+                        let psn = r.psn;
+                        send_ack(qp, r, Syndrome::Nak(NakCode::PsnSequenceError), psn);
+                    }
+                }
+                Disposition::Nak { code, fatal } => {
+                    send_ack(qp, r, Syndrome::Nak(code), pkt.psn());
+                    if fatal {
+                        fail_request(qp, r, WcStatus::RemInvReqErr, "invalid request");
+                    }
+                }
+            }
+            return;
+        }
+    };
+    match class {
+        PsnClass::Duplicate => {
+            qp.count(Counter::DuplicateRequest);
+            let psn = r.psn.prev();
+            send_ack(qp, r, Syndrome::ack_unlimited(), psn);
+            return;
+        }
+        PsnClass::Resync => {
+            // UC: a new message at an unexpected PSN; drop any partial one.
+            r.psn = pkt.psn();
+            r.write = None;
+        }
+        PsnClass::InOrder => {}
+    }
+    r.nak_sent = false;
+    let info = pkt.info();
+    if qp.qp_type == QpType::Uc && r.uc_drop {
+        if !info.is_start() {
+            r.psn = r.psn.next();
+            return;
+        }
+        r.uc_drop = false;
+    }
+    let res = if info.has(flags::SEND) {
+        do_send(qp, r, rx, pkt)
+    } else if info.has(flags::WRITE) {
+        do_write(qp, r, rx, pkt)
+    } else {
+        Err(Outcome::Fatal {
+            code: NakCode::InvalidRequest,
+            status: WcStatus::RemInvReqErr,
+            why: "operation not supported by rrxe (RDMA READ/atomic)",
+        })
+    };
+    match res {
+        Ok(()) => {}
+        Err(Outcome::NotReady) => {
+            if rc {
+                qp.count(Counter::SendRnrNak);
+                let t = RnrTimer::new(r.params.min_rnr_timer);
+                send_ack(qp, r, Syndrome::RnrNak(t), pkt.psn());
+            } else {
+                r.uc_drop = true;
+                r.psn = r.psn.next();
+            }
+            return;
+        }
+        Err(Outcome::Fatal { code, status, why }) => {
+            // UC has no NAKs: complete the receive in error, drop the rest
+            // of the message.
+            if rc {
+                send_ack(qp, r, Syndrome::Nak(code), pkt.psn());
+            }
+            fail_request(qp, r, status, why);
+            return;
+        }
+    }
+    r.psn = r.psn.next();
+    r.last_opcode = Some(pkt.opcode());
+    if info.is_end() {
+        r.msn = r.msn.wrapping_add(1);
+    }
+    if rc && pkt.bth().ack_req() {
+        send_ack(qp, r, Syndrome::ack_unlimited(), pkt.psn());
+    }
+}
+
+/// A request failed fatally: the receive WQE in progress completes with
+/// `status`, then the QP goes to the error state.
+fn fail_request(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
+    if let Some(w) = r.wqe.take() {
+        let cqe = Cqe {
+            wr_id: w.hdr.wr_id,
+            status,
+            opcode: wc_opcode::RECV,
+            byte_len: w.received,
+            imm: None,
+            qp_num: qp.qpn,
+            src_qp: r.params.dest_qpn,
+        };
+        r.complete(qp, &cqe, false);
+    }
+    fail(qp, why);
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The receive path, in softirq context (or in a task, for a packet a QP
+//! sent to this host).  Everything a packet says is untrusted.  What is
+//! cheap is checked here, before any QP state is touched: the IP/UDP/BTH
+//! framing and the headers the opcode carries (made linear, the payload is
+//! left in place), the ICRC over the whole packet (read in place, also
+//! from fragments), the header fields, the destination QP (an RCU lookup),
+//! that the packet comes from the QP's peer and is addressed to us (C
+//! rxe's `check_addr()`, for RC and UC), the QP type and state, the P_Key.
+//! A packet that passes is appended to the QP's bounded queue for the
+//! task that handles it (requests: the receive task; acknowledgements: the
+//! send task), which is scheduled.  Everything else, and whatever does
+//! not fit a queue, is dropped and counted (`rcv_dropped`).  Nothing is
+//! allocated here and no lock is taken but the queue's.
+
+use kernel::{prelude::*, sync::Arc};
+
+use crate::icrc::KernelCrc32;
+use crate::kapi::net::skb::SkBuff;
+use crate::proto::bth::{BTH_DEF_PKEY, BTH_LEN};
+use crate::proto::icrc::{IcrcHasher, ICRC_LEN};
+use crate::proto::ip::{IpVersion, RoceLayout};
+use crate::proto::qp_state::{QpState, QpType};
+use crate::proto::validate::{check_header, check_keys, check_type_state};
+use crate::proto::Packet;
+use crate::qp::{DevCore, Qp};
+use crate::stats::Counter;
+
+/// Header bytes made linear: IPv6 (40) + UDP (8) + BTH (12) + the longest
+/// extension headers (28: AtomicETH) fit.
+const MAX_HEADERS: usize = 40 + 8 + BTH_LEN + 28;
+
+/// A received packet that passed the checks here: the skb, its data
+/// starting at the IP header, its headers linear.
+pub(crate) struct RxPacket {
+    skb: SkBuff,
+    lay: RoceLayout,
+}
+
+impl RxPacket {
+    /// Wraps an skb queued by [`receive`] (which checked it).
+    pub(crate) fn parse(skb: SkBuff) -> Option<Self> {
+        let (_, lay) = Packet::parse_l3_prefix(skb.linear(), skb.len()).ok()?;
+        Some(Self { skb, lay })
+    }
+
+    /// The parsed headers (`None` cannot happen: [`Self::parse`] parsed
+    /// these very bytes; callers drop the packet if it does).
+    pub(crate) fn packet(&self) -> Option<Packet<'_>> {
+        Packet::parse_l3_prefix(self.skb.linear(), self.skb.len()).ok().map(|(p, _)| p)
+    }
+
+    /// The skb (for copying the payload out of it).
+    pub(crate) fn skb(&self) -> &SkBuff {
+        &self.skb
+    }
+
+    /// Offset of the payload in the skb's data, for the packet `pkt` of
+    /// this skb.
+    pub(crate) fn payload_offset(&self, pkt: &Packet<'_>) -> usize {
+        self.lay.bth_offset + pkt.payload_offset()
+    }
+
+    /// Frees the skb as delivered.
+    pub(crate) fn consume(self) {
+        self.skb.consume();
+    }
+}
+
+/// Verifies the ICRC of the RoCE packet at `lay` in `skb` (data from the IP
+/// header), reading the payload in place.
+fn icrc_ok(skb: &SkBuff, lay: &RoceLayout) -> bool {
+    let lin = skb.linear();
+    let (Some(ip_udp), Some(bth)) = (lin.get(..lay.bth_offset), lin.get(lay.bth_offset..lay.bth_offset + BTH_LEN)) else {
+        return false;
+    };
+    let Ok(mut h) = IcrcHasher::<KernelCrc32>::new(lay.version, ip_udp, bth) else { return false };
+    let start = lay.bth_offset + BTH_LEN;
+    let Some(covered) = lay.roce_len.checked_sub(BTH_LEN + ICRC_LEN) else { return false };
+    if skb.for_each_chunk(start, covered, |c| h.update(c)).is_err() {
+        return false;
+    }
+    let mut stored = [0u8; ICRC_LEN];
+    if skb.copy_bits(start + covered, &mut stored).is_err() {
+        return false;
+    }
+    h.finish() == u32::from_le_bytes(stored)
+}
+
+/// Source and destination addresses of the IP header at the start of `l3`.
+fn ip_addrs(l3: &[u8], v: IpVersion) -> Option<(&[u8], &[u8])> {
+    match v {
+        IpVersion::V4 => Some((l3.get(12..16)?, l3.get(16..20)?)),
+        IpVersion::V6 => Some((l3.get(8..24)?, l3.get(24..40)?)),
+    }
+}
+
+/// A packet that failed a check (the caller counts it).
+struct Dropped;
+
+/// The checks; on success, the QP and whether the packet is a request.
+fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<(Arc<Qp>, bool), Dropped> {
+    let n = skb.len().min(MAX_HEADERS);
+    if !skb.make_linear(n) {
+        return Err(Dropped);
+    }
+    let (pkt, lay) = Packet::parse_l3_prefix(skb.linear(), skb.len()).map_err(|_| Dropped)?;
+    check_header(&pkt).map_err(|_| Dropped)?;
+    let qpn = pkt.dest_qpn();
+    let request = pkt.info().is_request();
+    let qp = dev.qps.get(qpn).ok_or(Dropped)?;
+    if qp.is_dead() || qp.qp_type == QpType::Ud {
+        // UD receive (GRH placement, Q_Key) is not implemented.
+        return Err(Dropped);
+    }
+    let state = qp.state();
+    // ERR: nothing is received (IBTA: the QP drops what arrives); SQE: the
+    // send side is in error, its acknowledgements are meaningless.
+    if state == QpState::Err || (state == QpState::Sqe && !request) {
+        return Err(Dropped);
+    }
+    check_type_state(&pkt, qp.qp_type, state).map_err(|_| Dropped)?;
+    check_keys(&pkt, qp.qp_type, BTH_DEF_PKEY, 0).map_err(|_| Dropped)?;
+    let path = qp.path.get().ok_or(Dropped)?;
+    let (src, dst) = ip_addrs(skb.linear(), lay.version).ok_or(Dropped)?;
+    if !path.ips.accepts(src, dst) {
+        qp.count(Counter::RcvForeign);
+        return Err(Dropped);
+    }
+    // Last: the most expensive check, on packets that passed all others.
+    if !icrc_ok(skb, &lay) {
+        return Err(Dropped);
+    }
+    Ok((qp, request))
+}
+
+/// Handles a received skb for device `dev`; its data starts at the IP
+/// header.  Any context; never sleeps.
+pub(crate) fn receive(dev: &DevCore, mut skb: SkBuff) {
+    let (qp, request) = match check(dev, &mut skb) {
+        Ok(v) => v,
+        Err(Dropped) => {
+            dev.stats.inc(Counter::RcvDropped);
+            return;
+        }
+    };
+    let queue = if request { &qp.rx_requests } else { &qp.rx_responses };
+    if let Err(skb) = queue.push(skb) {
+        drop(skb);
+        qp.count(Counter::RcvDropped);
+        return;
+    }
+    qp.count(Counter::RcvdPkts);
+    if request {
+        super::schedule_recv(&qp);
+    } else {
+        super::schedule_send(&qp);
+    }
+}

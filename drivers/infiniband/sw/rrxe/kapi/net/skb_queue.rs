@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A bounded queue of skbs (`struct sk_buff_head`, whose own spinlock is
+//! taken with interrupts disabled), filled in softirq context and drained
+//! in process context.  The bound is checked before every append, so
+//! whatever arrives from the network, the queue holds at most `limit`
+//! packets; what does not fit is handed back to the caller to drop and
+//! count.
+
+use kernel::{bindings, prelude::*, types::Opaque};
+
+use super::skb::SkBuff;
+
+/// A bounded skb queue.
+///
+/// # Invariants
+///
+/// `head` is an initialised `sk_buff_head` whose skbs are owned by the
+/// queue.
+#[pin_data(PinnedDrop)]
+pub(crate) struct SkbQueue {
+    #[pin]
+    head: Opaque<bindings::sk_buff_head>,
+    limit: u32,
+}
+
+// SAFETY: `sk_buff_head` operations are internally locked (irqsave).
+unsafe impl Send for SkbQueue {}
+// SAFETY: As above.
+unsafe impl Sync for SkbQueue {}
+
+impl SkbQueue {
+    /// An empty queue holding at most `limit` skbs.
+    pub(crate) fn new(limit: u32) -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `h` is valid memory for an `sk_buff_head`.
+            // INVARIANT: initialised here, empty.
+            head <- Opaque::ffi_init(|h| unsafe { bindings::skb_queue_head_init(h) }),
+            limit,
+        })
+    }
+
+    /// Packets queued (a racy snapshot, as `skb_queue_len_lockless`).
+    pub(crate) fn len(&self) -> u32 {
+        // SAFETY: Valid head (invariant); `qlen` is read once, as the C
+        // lockless accessor does.
+        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.head.get()).qlen)) }
+    }
+
+    /// Appends `skb`, or gives it back if the queue is full.  Any context.
+    pub(crate) fn push(&self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
+        // The check and the append are not one atomic step: concurrent
+        // producers (one per CPU at most, in softirq) may overshoot the
+        // limit by their number, which keeps the queue bounded.
+        if self.len() >= self.limit {
+            return Err(skb);
+        }
+        // SAFETY: Valid head; the queue takes over our reference.
+        unsafe { bindings::skb_queue_tail(self.head.get(), skb.into_raw()) };
+        Ok(())
+    }
+
+    /// Takes the oldest skb, if any.  Any context.
+    pub(crate) fn pop(&self) -> Option<SkBuff> {
+        // SAFETY: Valid head; a dequeued skb's reference is ours.
+        unsafe { SkBuff::from_raw(bindings::skb_dequeue(self.head.get())) }
+    }
+
+    /// Drops every queued skb; returns how many.
+    pub(crate) fn purge(&self) -> u32 {
+        let mut n = 0;
+        while let Some(skb) = self.pop() {
+            drop(skb);
+            n += 1;
+        }
+        n
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for SkbQueue {
+    fn drop(self: Pin<&mut Self>) {
+        self.purge();
+    }
+}

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An index table readable under RCU: `Arc<T>`s in a C `struct xarray`
+//! allocated with `XA_FLAGS_ALLOC`, for objects that are looked up from
+//! softirq context (a received packet's QP) and created and destroyed in
+//! process context.  What `kernel::xarray` (7.2) lacks for that: lookups
+//! without the spinlock (`xa_load` under RCU), cyclic index allocation, and
+//! an explicit reserve-then-publish insertion.
+//!
+//! * [`RcuTable::reserve`] allocates a free index (`__xa_alloc_cyclic` with
+//!   a NULL entry: the slot is reserved, lookups see nothing);
+//!   [`Reservation::publish`] stores the object there; dropping an
+//!   unpublished reservation frees the index.  Nothing is allocated under
+//!   the spinlock except by the xarray itself, which drops the lock for
+//!   its `GFP_KERNEL` node allocations.
+//! * [`RcuTable::get`] is RCU-safe from any context.
+//! * [`RcuTable::remove`] erases the entry and waits for an RCU grace
+//!   period before it returns the table's reference, so a reader that
+//!   found the entry has taken its own reference by then.  It may sleep.
+
+use core::{marker::PhantomData, ptr::NonNull};
+use kernel::{bindings, prelude::*, sync::Arc, types::ForeignOwnable, types::Opaque};
+
+/// `Arc<T>`s by index, readable under RCU.
+///
+/// # Invariants
+///
+/// `xa` is an initialised xarray with `XA_FLAGS_ALLOC`; every non-NULL,
+/// non-reserved entry was produced by `Arc::<T>::into_foreign` and is owned
+/// by the table.
+#[pin_data(PinnedDrop)]
+pub(crate) struct RcuTable<T: Send + Sync + 'static> {
+    #[pin]
+    xa: Opaque<bindings::xarray>,
+    /// Where the cyclic allocation continues (`__xa_alloc_cyclic`'s `next`),
+    /// only touched under the xarray's lock.
+    next: Opaque<u32>,
+    _p: PhantomData<Arc<T>>,
+}
+
+// SAFETY: The xarray is internally locked; entries are `Arc<T>` with `T:
+// Send + Sync`; `next` is only accessed under the xarray's lock.
+unsafe impl<T: Send + Sync + 'static> Send for RcuTable<T> {}
+// SAFETY: As above.
+unsafe impl<T: Send + Sync + 'static> Sync for RcuTable<T> {}
+
+/// A reserved index, not yet visible to lookups.
+pub(crate) struct Reservation<'a, T: Send + Sync + 'static> {
+    table: &'a RcuTable<T>,
+    index: u32,
+}
+
+impl<T: Send + Sync + 'static> RcuTable<T> {
+    /// An empty table.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `xa` is valid memory for an xarray during the call.
+            // INVARIANT: initialised with XA_FLAGS_ALLOC.
+            xa <- Opaque::ffi_init(|xa| unsafe { bindings::xa_init_flags(xa, bindings::XA_FLAGS_ALLOC) }),
+            next: Opaque::new(0),
+            _p: PhantomData,
+        })
+    }
+
+    fn raw(&self) -> *mut bindings::xarray {
+        self.xa.get()
+    }
+
+    /// Reserves a free index in `first ..= last`, searching cyclically from
+    /// the last allocation; `ENOMEM` when the range is full.  May sleep.
+    pub(crate) fn reserve(&self, first: u32, last: u32) -> Result<Reservation<'_, T>> {
+        let limit = bindings::xa_limit { min: first, max: last };
+        let mut index = 0u32;
+        // SAFETY: The xarray is valid (invariant).  Under its lock,
+        // `__xa_alloc_cyclic` reserves a slot for the NULL entry (it drops
+        // the lock only inside its own GFP_KERNEL allocations); `next` is
+        // only touched under this lock.
+        let ret = unsafe {
+            bindings::xa_lock(self.raw());
+            let r = bindings::__xa_alloc_cyclic(
+                self.raw(),
+                &mut index,
+                core::ptr::null_mut(),
+                limit,
+                self.next.get(),
+                bindings::GFP_KERNEL,
+            );
+            bindings::xa_unlock(self.raw());
+            r
+        };
+        // 1: the allocation wrapped around, which is fine.
+        if ret < 0 {
+            return Err(if ret == -(bindings::EBUSY as i32) { ENOMEM } else { Error::from_errno(ret) });
+        }
+        Ok(Reservation { table: self, index })
+    }
+
+    /// The object at `index`, if one is published there.  Any context.
+    pub(crate) fn get(&self, index: u32) -> Option<Arc<T>> {
+        let _rcu = kernel::sync::rcu::read_lock();
+        // SAFETY: The xarray is valid; `xa_load` may be called under RCU.
+        let p = unsafe { bindings::xa_load(self.raw(), index as usize) };
+        let p = NonNull::new(p)?;
+        // SAFETY: A non-NULL entry came from `Arc::into_foreign` (invariant)
+        // and stays owned by the table at least until a grace period after
+        // its removal (`remove` waits for one), which cannot end while we
+        // hold the RCU read lock; the borrow is turned into a new reference
+        // before the lock is released.
+        let borrowed = unsafe { <Arc<T> as ForeignOwnable>::borrow(p.as_ptr().cast()) };
+        Some(borrowed.into())
+    }
+
+    /// Removes `obj` from `index` if it is the object there, waits for
+    /// concurrent RCU readers, and returns the table's reference.  May
+    /// sleep.
+    pub(crate) fn remove(&self, index: u32, obj: &Arc<T>) -> Option<Arc<T>> {
+        // The entry is the foreign form of `obj` (its `ArcInner`, not the
+        // data pointer): produce it from a clone, then take that back.
+        let want = obj.clone().into_foreign();
+        // SAFETY: `want` was produced by `into_foreign` just above.
+        drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(want) });
+        // SAFETY: Valid xarray; `__xa_cmpxchg` under the lock replaces the
+        // entry with NULL only if it is `obj`'s (no allocation: GFP 0).
+        let old = unsafe {
+            bindings::xa_lock(self.raw());
+            let o = bindings::__xa_cmpxchg(self.raw(), index as usize, want, core::ptr::null_mut(), 0);
+            bindings::xa_unlock(self.raw());
+            o
+        };
+        if old != want {
+            return None;
+        }
+        // SAFETY: Plain call: waits until readers that may have loaded the
+        // entry have left their RCU read-side sections.
+        unsafe { bindings::synchronize_rcu() };
+        // SAFETY: `old` was the table's entry for `obj`, produced by
+        // `into_foreign`; it is no longer reachable from the table, so its
+        // reference moves to the caller exactly once.
+        Some(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(old.cast()) })
+    }
+}
+
+impl<'a, T: Send + Sync + 'static> Reservation<'a, T> {
+    /// The reserved index.
+    pub(crate) fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// Publishes `obj` at the reserved index.
+    pub(crate) fn publish(self, obj: Arc<T>) -> Result {
+        let table = self.table;
+        let index = self.index;
+        core::mem::forget(self);
+        let p = obj.into_foreign();
+        // SAFETY: Valid xarray; the slot is reserved for us, so storing
+        // replaces the reservation marker; `p` is owned by the table from
+        // here on (invariant), or taken back below on failure.
+        let old = unsafe {
+            bindings::xa_lock(table.raw());
+            let o = bindings::__xa_store(table.raw(), index as usize, p.cast(), bindings::GFP_KERNEL);
+            bindings::xa_unlock(table.raw());
+            o
+        };
+        // SAFETY: `xa_err` only decodes the returned entry.
+        let err = unsafe { bindings::xa_err(old) };
+        if err != 0 {
+            // SAFETY: The store failed, so `p` was not stored: ours again.
+            drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(p) });
+            // SAFETY: Valid xarray; frees the reservation (a reserved slot
+            // compares equal to NULL).
+            unsafe {
+                bindings::xa_lock(table.raw());
+                bindings::__xa_cmpxchg(table.raw(), index as usize, core::ptr::null_mut(), core::ptr::null_mut(), 0);
+                bindings::xa_unlock(table.raw());
+            }
+            return Err(Error::from_errno(err));
+        }
+        Ok(())
+    }
+}
+
+impl<T: Send + Sync + 'static> Drop for Reservation<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: Valid xarray; replaces our reservation (which compares
+        // equal to NULL) with NULL, freeing the index.
+        unsafe {
+            bindings::xa_lock(self.table.raw());
+            bindings::__xa_cmpxchg(self.table.raw(), self.index as usize, core::ptr::null_mut(), core::ptr::null_mut(), 0);
+            bindings::xa_unlock(self.table.raw());
+        }
+    }
+}
+
+#[pinned_drop]
+impl<T: Send + Sync + 'static> PinnedDrop for RcuTable<T> {
+    fn drop(self: Pin<&mut Self>) {
+        let mut index = 0usize;
+        loop {
+            // SAFETY: Valid xarray; we are its only user now.
+            let p = unsafe { bindings::xa_find(self.raw(), &mut index, usize::MAX, bindings::XA_PRESENT) };
+            let Some(p) = NonNull::new(p) else { break };
+            // SAFETY: Valid xarray; erases the entry we found (no readers
+            // remain: the table is being dropped).
+            unsafe { bindings::xa_erase(self.raw(), index) };
+            // SAFETY: `p` came from `into_foreign` (reservations cannot
+            // outlive the borrow of the table) and is now ours.
+            drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(p.as_ptr().cast()) });
+        }
+        // SAFETY: Valid, empty xarray, not used after this.
+        unsafe { bindings::xa_destroy(self.raw()) };
+    }
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The receive side of a QP, used by its receive task (the responder of
+//! `engine`) under the QP's `recv` lock: the receive ring, the message
+//! being received (its receive WQE, or the target of an RDMA WRITE), the
+//! expected PSN and message sequence number, and the parameters
+//! `modify_qp` gave it.
+
+use kernel::{prelude::*, sync::Arc};
+
+use super::Qp;
+use crate::kapi::net::route::Route;
+use crate::mr::MrState;
+use crate::proto::cqe::{wc_opcode, Cqe};
+use crate::proto::psn::Psn;
+use crate::queue::UserQueue;
+use crate::wqe::RecvWqe;
+
+/// What `modify_qp` set that the receive side uses.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RecvParams {
+    pub(crate) dest_qpn: u32,
+    /// Path MTU in bytes.
+    pub(crate) pmtu: u32,
+    pub(crate) access_flags: u32,
+    pub(crate) qkey: u32,
+    pub(crate) min_rnr_timer: u8,
+}
+
+/// The target of an RDMA WRITE in progress.
+pub(crate) struct WriteTarget {
+    /// The region (none for a zero-length write).
+    pub(crate) mr: Option<Arc<MrState>>,
+    /// Where the next packet goes in the region.
+    pub(crate) off: usize,
+    /// Bytes the RETH announced and not yet received.
+    pub(crate) remaining: u32,
+    /// The RETH length.
+    pub(crate) total: u32,
+}
+
+/// The receive side's state.
+pub(crate) struct RecvSide {
+    /// The receive ring; taken away (and its mapping removed) by
+    /// `destroy_qp`.
+    pub(crate) rq: Option<Arc<UserQueue>>,
+    pub(crate) params: RecvParams,
+    /// Receive WQEs retired (the consumer index published to user space).
+    pub(crate) done: u32,
+    /// Next expected request PSN.
+    pub(crate) psn: Psn,
+    /// Last request opcode accepted (message sequencing).
+    pub(crate) last_opcode: Option<u8>,
+    /// Message sequence number (count of completed requests).
+    pub(crate) msn: u32,
+    /// The receive WQE a SEND in progress fills.
+    pub(crate) wqe: Option<RecvWqe>,
+    /// The target of an RDMA WRITE in progress.
+    pub(crate) write: Option<WriteTarget>,
+    /// A PSN sequence NAK was sent and not yet resolved.
+    pub(crate) nak_sent: bool,
+    /// UC: drop packets until the next message starts.
+    pub(crate) uc_drop: bool,
+    /// The error state's flush ran (reset by `reset`).
+    pub(crate) err_flushed: bool,
+    /// The cached route for acknowledgements (see `SendSide::route`).
+    pub(crate) route: Option<Route>,
+}
+
+impl RecvSide {
+    pub(crate) fn new(rq: UserQueue) -> Result<Self> {
+        Ok(Self {
+            rq: Some(Arc::new(rq, GFP_KERNEL)?),
+            params: RecvParams { pmtu: 256, ..Default::default() },
+            done: 0,
+            psn: Psn::new(0),
+            last_opcode: None,
+            msn: 0,
+            wqe: None,
+            write: None,
+            nak_sent: false,
+            uc_drop: false,
+            err_flushed: false,
+            route: None,
+        })
+    }
+
+    /// Back to the state of a new QP (RESET); the ring becomes empty.
+    pub(crate) fn reset(&mut self) {
+        self.done = 0;
+        self.last_opcode = None;
+        self.msn = 0;
+        self.wqe = None;
+        self.write = None;
+        self.nak_sent = false;
+        self.uc_drop = false;
+        self.err_flushed = false;
+        self.route = None;
+        if let Some(rq) = &self.rq {
+            let _ = rq.publish_producer(0);
+            let _ = rq.publish_consumer(0);
+        }
+    }
+
+    /// Posts `cqe` for the receive queue and retires its WQE; false if the
+    /// CQ overran (the QP is in error then).
+    pub(crate) fn complete(&mut self, qp: &Qp, cqe: &Cqe, solicited: bool) -> bool {
+        self.done = self.done.wrapping_add(1);
+        if let Some(rq) = &self.rq {
+            let _ = rq.publish_consumer(self.done);
+        }
+        qp.post_recv_cqe(cqe, solicited)
+    }
+
+    /// The error state's flush of the receive queue: the WQE in progress
+    /// and every posted one complete with `IB_WC_WR_FLUSH_ERR`, in order.
+    /// Bounded by the ring's size.
+    pub(crate) fn flush(&mut self, qp: &Qp) {
+        self.write = None;
+        if let Some(r) = self.wqe.take() {
+            self.complete(qp, &qp.flush_cqe(r.hdr.wr_id, wc_opcode::RECV), false);
+        }
+        let Some(rq) = self.rq.clone() else { return };
+        let mask = rq.mask();
+        if let Ok(p) = rq.user_producer() {
+            let mut n = p.wrapping_sub(self.done) & mask;
+            while n > 0 {
+                let mut b = [0u8; 8];
+                let wr_id = rq.read_slot(self.done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
+                self.complete(qp, &qp.flush_cqe(wr_id, wc_opcode::RECV), false);
+                n -= 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The send side of a QP, used by its send task (the requester and the
+//! completer of `engine`) under the QP's `send` lock: the send ring, the
+//! WQEs copied out of it and not yet retired, the PSN window, the retry
+//! budgets and the retransmit/RNR timer, and the parameters `modify_qp`
+//! gave it.
+
+use kernel::{
+    prelude::*,
+    sync::Arc,
+    time::{hrtimer::ArcHrTimerHandle, Instant, Monotonic},
+};
+
+use super::inflight::Inflight;
+use super::Qp;
+use crate::kapi::net::route::Route;
+use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
+use crate::proto::psn::Psn;
+use crate::proto::wqe::send_flags;
+use crate::queue::UserQueue;
+use crate::wqe::SendWqe;
+
+/// Why the QP's timer is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    /// Unacknowledged packets: retransmit when it expires.
+    Retransmit,
+    /// An RNR NAK asked to wait before retrying.
+    RnrWait,
+}
+
+/// What `modify_qp` set that the send side uses.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SendParams {
+    pub(crate) dest_qpn: u32,
+    /// Path MTU in bytes.
+    pub(crate) pmtu: u32,
+    /// Local ACK timeout exponent (IBTA), 0: none.
+    pub(crate) timeout: u8,
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry: u8,
+}
+
+/// The send side's state.
+pub(crate) struct SendSide {
+    /// The send ring; taken away (and its mapping removed) by `destroy_qp`.
+    pub(crate) sq: Option<Arc<UserQueue>>,
+    pub(crate) params: SendParams,
+    /// Send WQEs copied out of the ring (a running count).
+    pub(crate) fetched: u32,
+    /// Send WQEs retired (the consumer index published to user space).
+    pub(crate) done: u32,
+    /// Fetched, not retired, oldest first.
+    pub(crate) inflight: Inflight,
+    /// Position in `inflight` of the WQE the requester sends next.
+    pub(crate) next: usize,
+    /// Next PSN to send.
+    pub(crate) psn: Psn,
+    /// Packets sent since the last one that asked for an ACK.
+    pub(crate) noack: u32,
+    /// Oldest unacknowledged PSN.
+    pub(crate) comp_psn: Psn,
+    pub(crate) retry_left: u8,
+    pub(crate) rnr_left: u8,
+    /// The timer's purpose and deadline, if set.
+    pub(crate) timer: Option<(TimerKind, Instant<Monotonic>)>,
+    /// The armed hrtimer; dropping it cancels it.
+    pub(crate) timer_handle: Option<ArcHrTimerHandle<Qp>>,
+    /// The error state's flush ran (reset by `reset`).
+    pub(crate) err_flushed: bool,
+    /// The cached route of the QP's path, revalidated before each use
+    /// (`dst_check`), looked up again when stale.
+    pub(crate) route: Option<Route>,
+}
+
+impl SendSide {
+    pub(crate) fn new(sq: UserQueue, cap: usize) -> Result<Self> {
+        Ok(Self {
+            sq: Some(Arc::new(sq, GFP_KERNEL)?),
+            params: SendParams { pmtu: 256, ..Default::default() },
+            fetched: 0,
+            done: 0,
+            inflight: Inflight::new(cap)?,
+            next: 0,
+            psn: Psn::new(0),
+            noack: 0,
+            comp_psn: Psn::new(0),
+            retry_left: 0,
+            rnr_left: 0,
+            timer: None,
+            timer_handle: None,
+            err_flushed: false,
+            route: None,
+        })
+    }
+
+    /// Back to the state of a new QP (RESET); the ring becomes empty.
+    pub(crate) fn reset(&mut self) {
+        self.clear_timer();
+        while self.inflight.pop().is_some() {}
+        self.fetched = 0;
+        self.done = 0;
+        self.next = 0;
+        self.noack = 0;
+        self.err_flushed = false;
+        self.route = None;
+        if let Some(sq) = &self.sq {
+            let _ = sq.publish_producer(0);
+            let _ = sq.publish_consumer(0);
+        }
+    }
+
+    /// Cancels the timer.
+    pub(crate) fn clear_timer(&mut self) {
+        self.timer = None;
+        self.timer_handle = None;
+    }
+
+    /// Completion of send WQE `w` with `status` (signalled ones, and every
+    /// error); false if the CQ overran (the QP is in error then).
+    pub(crate) fn complete(&self, qp: &Qp, w: &SendWqe, status: WcStatus) -> bool {
+        let signaled = qp.init.sq_sig_all || w.hdr.flags & send_flags::SIGNALED != 0;
+        if status == WcStatus::Success && !signaled {
+            return true;
+        }
+        let opcode = if w.hdr.op.is_write() { wc_opcode::RDMA_WRITE } else { wc_opcode::SEND };
+        let cqe = Cqe { wr_id: w.hdr.wr_id, status, opcode, byte_len: w.hdr.length, imm: None, qp_num: qp.qpn, src_qp: 0 };
+        qp.post_send_cqe(&cqe)
+    }
+
+    /// Retires the oldest in-flight WQE with `status`.
+    pub(crate) fn retire_head(&mut self, qp: &Qp, status: WcStatus) {
+        let Some(w) = self.inflight.pop() else { return };
+        self.next = self.next.saturating_sub(1);
+        self.done = self.done.wrapping_add(1);
+        if let Some(sq) = &self.sq {
+            let _ = sq.publish_consumer(self.done);
+        }
+        self.complete(qp, &w, status);
+    }
+
+    /// The error state's flush of the send queue: every WQE in flight or
+    /// not yet fetched completes with `IB_WC_WR_FLUSH_ERR`, in order.
+    /// Bounded by the ring's size.
+    pub(crate) fn flush(&mut self, qp: &Qp) {
+        self.clear_timer();
+        while !self.inflight.is_empty() {
+            self.retire_head(qp, WcStatus::WrFlushErr);
+        }
+        self.next = 0;
+        let Some(sq) = self.sq.clone() else { return };
+        let mask = sq.mask();
+        if let Ok(p) = sq.user_producer() {
+            let mut n = p.wrapping_sub(self.done) & mask;
+            while n > 0 {
+                let mut b = [0u8; 8];
+                let wr_id = sq.read_slot(self.done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
+                self.done = self.done.wrapping_add(1);
+                let _ = sq.publish_consumer(self.done);
+                let _ = qp.scq.post(&qp.flush_cqe(wr_id, wc_opcode::SEND), false);
+                n -= 1;
+            }
+        }
+        self.fetched = self.done;
+    }
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Transmit: one RoCEv2 packet built in one pass into one skb.  The IP and
+//! UDP headers (with the QP's traffic class and hop limit), the BTH and
+//! extension headers, then the payload, appended straight from the pinned
+//! user pages by the caller, then the pad and the ICRC.  The ICRC is
+//! computed along the way over each piece just written (while it is in
+//! cache), by the kernel's CRC32, which uses the CPU's carry-less multiply
+//! where it can; no second walk over the packet.
+//!
+//! The route is cached by the caller (one per QP side) and revalidated
+//! with `dst_check` before each packet; a stale or missing one is looked
+//! up again.  A packet for an address of this host comes back to the
+//! caller as a received skb, for the caller to deliver without touching
+//! the network.
+
+use kernel::prelude::*;
+
+use crate::icrc::KernelCrc32;
+use crate::kapi::net::{
+    netdev::NetDevice,
+    route::{Route, TxPacket},
+    skb::SkBuff,
+};
+use crate::proto::builder::{packet_len, pad_for, write_headers, ExtHeaders};
+use crate::proto::bth::{Bth, BTH_LEN};
+use crate::proto::icrc::IcrcHasher;
+use crate::proto::ip::{IpVersion, Ipv4Hdr, Ipv6Hdr, UdpHdr, IPV4_HDR_LEN, IPV6_HDR_LEN, ROCE_V2_UDP_DPORT, UDP_HDR_LEN};
+use crate::proto::path::IpPair;
+use crate::proto::Header;
+use crate::qp::Endpoints;
+use crate::rrxe_ratelimited;
+
+/// Longest BTH + extension headers (RDMA WRITE FIRST with immediate: BTH,
+/// RETH, ImmDt; atomic: BTH, AtomicETH), rounded up.
+const MAX_TRANSPORT_HDR: usize = 64;
+
+/// A packet's payload source: appends `len` bytes to the packet, calling
+/// the checksum callback on each piece as written.
+pub(crate) type Fill<'a, E> = &'a mut dyn FnMut(&mut TxPacket, &mut dyn FnMut(&[u8])) -> core::result::Result<(), E>;
+
+/// How a send ended.
+pub(crate) enum Sent {
+    /// Handed to the IP stack (or dropped by it: a lost packet, which the
+    /// protocol recovers).
+    Wire,
+    /// Addressed to this host: deliver this skb to the receive path.
+    Loopback(SkBuff),
+}
+
+/// Why a packet was not sent.
+pub(crate) enum TxError<E> {
+    /// The payload source failed (a local protection error, say).
+    Fill(E),
+    /// No route, no memory, a header that does not fit: counted as a lost
+    /// packet by the caller.
+    Net(Error),
+}
+
+impl<E> From<Error> for TxError<E> {
+    fn from(e: Error) -> Self {
+        TxError::Net(e)
+    }
+}
+
+fn ip_udp_len(ips: &IpPair) -> usize {
+    UDP_HDR_LEN + if ips.is_v4() { IPV4_HDR_LEN } else { IPV6_HDR_LEN }
+}
+
+/// The route to use for `ep`: the cached one if still valid, else a new
+/// lookup (cached).
+fn route<'a>(cache: &'a mut Option<Route>, netdev: &NetDevice, ep: &Endpoints) -> Result<&'a Route> {
+    if cache.as_ref().is_some_and(|r| !r.is_valid()) {
+        *cache = None;
+    }
+    if cache.is_none() {
+        let r = Route::lookup(netdev, &ep.ips).inspect_err(|e| {
+            rrxe_ratelimited!(pr_warn, "rrxe: {}: no route: error {}\n", netdev.name(), e.to_errno());
+        })?;
+        *cache = Some(r);
+    }
+    cache.as_ref().ok_or(EHOSTUNREACH)
+}
+
+/// Sends one packet with `bth` and `ext` and `payload_len` payload bytes
+/// that `fill` appends.
+pub(crate) fn send<E>(
+    netdev: &NetDevice,
+    cache: &mut Option<Route>,
+    ep: &Endpoints,
+    bth: &Bth,
+    ext: &ExtHeaders,
+    payload_len: usize,
+    fill: Fill<'_, E>,
+) -> core::result::Result<Sent, TxError<E>> {
+    let roce_len = packet_len(bth.opcode(), payload_len).ok_or(EINVAL)?;
+    let net_len = ip_udp_len(&ep.ips);
+    let udp_len = u16::try_from(UDP_HDR_LEN + roce_len).map_err(|_| EINVAL)?;
+    let mut hdr = [0u8; IPV6_HDR_LEN + UDP_HDR_LEN + MAX_TRANSPORT_HDR];
+    let version = match ep.ips {
+        IpPair::V4 { saddr, daddr } => {
+            // DF set, so the ID may be anything (RFC 6864): 0.
+            let ip = Ipv4Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, ep.hop_limit, 0);
+            ip.emit(&mut hdr[..IPV4_HDR_LEN]).map_err(|_| EINVAL)?;
+            IpVersion::V4
+        }
+        IpPair::V6 { saddr, daddr } => {
+            let ip = Ipv6Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, 0, ep.hop_limit);
+            ip.emit(&mut hdr[..IPV6_HDR_LEN]).map_err(|_| EINVAL)?;
+            IpVersion::V6
+        }
+    };
+    UdpHdr::new(ep.sport, ROCE_V2_UDP_DPORT, udp_len - UDP_HDR_LEN as u16)
+        .emit(&mut hdr[net_len - UDP_HDR_LEN..net_len])
+        .map_err(|_| EINVAL)?;
+    let tlen = write_headers(&mut hdr[net_len..], bth, ext, payload_len).map_err(|_| EINVAL)?;
+    let headers = &hdr[..net_len + tlen];
+    let mut icrc =
+        IcrcHasher::<KernelCrc32>::new(version, &headers[..net_len], &headers[net_len..net_len + BTH_LEN])
+            .map_err(|_| EINVAL)?;
+    icrc.update(&headers[net_len + BTH_LEN..]);
+
+    let r = route(cache, netdev, ep)?;
+    let mut pkt = TxPacket::new(r, net_len + roce_len)?;
+    pkt.append(headers)?;
+    fill(&mut pkt, &mut |piece| icrc.update(piece)).map_err(TxError::Fill)?;
+    let pad = usize::from(pad_for(payload_len));
+    if pad != 0 {
+        icrc.update(pkt.append_zeros(pad)?);
+    }
+    pkt.append(&icrc.finish().to_le_bytes())?;
+    if r.is_loopback() {
+        return Ok(Sent::Loopback(pkt.into_skb()));
+    }
+    // A drop by the stack is a lost packet: the protocol recovers it.
+    let _ = pkt.send(r, netdev);
+    Ok(Sent::Wire)
+}
+
+/// Sends a packet without payload (an acknowledgement).
+pub(crate) fn send_header_only(
+    netdev: &NetDevice,
+    cache: &mut Option<Route>,
+    ep: &Endpoints,
+    bth: &Bth,
+    ext: &ExtHeaders,
+) -> core::result::Result<Sent, Error> {
+    let mut none = |_: &mut TxPacket, _: &mut dyn FnMut(&[u8])| Ok::<(), Error>(());
+    send(netdev, cache, ep, bth, ext, 0, &mut none).map_err(|e| match e {
+        TxError::Fill(e) | TxError::Net(e) => e,
+    })
+}

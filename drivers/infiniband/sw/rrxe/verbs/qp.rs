@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The QP verbs: `create_qp` with the send and receive rings librxe maps
+//! (in `struct rxe_send_wqe` / `struct rxe_recv_wqe` layout), `modify_qp`
+//! through the IBTA state machine of the protocol core
+//! (`proto::qp_state`) with every attribute value range-checked,
+//! `query_qp`, `destroy_qp`, and the `post_send` doorbell.
+
+use core::mem::size_of;
+use kernel::{bindings, prelude::*, sync::Arc};
+
+use crate::cq::RrxeCq;
+use crate::engine;
+use crate::kapi::rdma::cq::UserCaller;
+use crate::kapi::rdma::qp::{QpAttr, QpCaps, QpInit};
+use crate::proto::bth::BTH_QPN_MASK;
+use crate::proto::gid::IbMtu;
+use crate::proto::path::{source_port, IpPair};
+use crate::proto::psn::{Psn, PSN_MASK};
+use crate::proto::qp_state::{attr, check_modify_qp, QpState, QpType};
+use crate::qp::{DevCore, Endpoints, Qp, Rings, FIRST_QPN, LAST_QPN};
+use crate::queue::{Geometry, UserQueue};
+use crate::{param, rrxe_ratelimited};
+
+/// `sizeof(struct ib_sge)`.
+const SGE_SIZE: u32 = 16;
+/// Largest inline payload: the SGE area of a full WQE, as C rxe.
+const MAX_INLINE: u32 = param::MAX_SGE as u32 * SGE_SIZE;
+
+/// The handle in ib_core's QP object.
+pub(crate) struct RrxeQp {
+    qp: Arc<Qp>,
+}
+
+fn bad(what: &str, v: u32) -> Error {
+    rrxe_ratelimited!(pr_warn, "rrxe: QP: bad {} {}\n", what, v);
+    EINVAL
+}
+
+/// Checks and rounds the requested sizes; returns the SQ and RQ geometry.
+fn geometry(caps: &mut QpCaps) -> Result<(Geometry, Geometry)> {
+    let max_wr = param::MAX_QP_WR as u32;
+    if caps.max_send_sge > param::MAX_SGE as u32 {
+        return Err(bad("max_send_sge", caps.max_send_sge));
+    }
+    if caps.max_recv_sge > param::MAX_SGE as u32 {
+        return Err(bad("max_recv_sge", caps.max_recv_sge));
+    }
+    if caps.max_inline_data > MAX_INLINE {
+        return Err(bad("max_inline_data", caps.max_inline_data));
+    }
+    // A send WQE holds the larger of its SGE list and its inline data.
+    let room = (caps.max_send_sge * SGE_SIZE).max(caps.max_inline_data);
+    let sq_elem = size_of::<bindings::rxe_send_wqe>() as u32 + room;
+    let rq_elem = size_of::<bindings::rxe_recv_wqe>() as u32 + caps.max_recv_sge * SGE_SIZE;
+    let sq = Geometry::new(caps.max_send_wr.max(1), sq_elem, max_wr)
+        .map_err(|_| bad("max_send_wr", caps.max_send_wr))?;
+    let rq = Geometry::new(caps.max_recv_wr.max(1), rq_elem, max_wr)
+        .map_err(|_| bad("max_recv_wr", caps.max_recv_wr))?;
+    caps.max_send_wr = sq.capacity();
+    caps.max_recv_wr = rq.capacity();
+    caps.max_send_sge = room / SGE_SIZE;
+    caps.max_inline_data = room;
+    Ok((sq, rq))
+}
+
+/// `create_qp` for user QPs of type RC, UC or UD.
+pub(crate) fn create(
+    dev: &Arc<DevCore>,
+    init: &mut QpInit,
+    cqs: (&RrxeCq, &RrxeCq),
+    user: Option<UserCaller<'_>>,
+) -> Result<(RrxeQp, u32)> {
+    let Some(mut user) = user else {
+        rrxe_ratelimited!(pr_warn, "rrxe: kernel QPs are not supported\n");
+        return Err(crate::kapi::eopnotsupp());
+    };
+    let qp_type = match QpType::from_raw(init.qp_type) {
+        // UD QPs can be created and moved through their states; their
+        // data path is not implemented (sends complete with a local QP
+        // operation error, received datagrams are dropped).
+        Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
+        _ => {
+            rrxe_ratelimited!(pr_warn, "rrxe: QP type {} is not supported\n", init.qp_type);
+            return Err(crate::kapi::eopnotsupp());
+        }
+    };
+    if init.create_flags != 0 || init.has_srq {
+        return Err(crate::kapi::eopnotsupp());
+    }
+    user.udata.require_empty_input()?;
+    let (sqg, rqg) = geometry(&mut init.caps)?;
+    let sq = UserQueue::new(&user.ctx, sqg)?;
+    let rq = UserQueue::new(&user.ctx, rqg)?;
+    let (sq_mi, rq_mi) = (sq.mminfo(), rq.mminfo());
+    let slot = dev.qps.reserve(FIRST_QPN, LAST_QPN)?;
+    let qpn = slot.index();
+    let qp = Qp::new(
+        qpn,
+        qp_type,
+        *init,
+        dev.clone(),
+        (cqs.0.shared.clone(), cqs.1.shared.clone()),
+        Rings { sq, rq },
+    )?;
+    // struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }
+    let mut resp = [0u8; 32];
+    resp[..16].copy_from_slice(&rq_mi);
+    resp[16..].copy_from_slice(&sq_mi);
+    user.udata.respond(&resp)?;
+    // Published last: received packets find it only once it is whole.
+    slot.publish(qp.clone())?;
+    Ok((RrxeQp { qp }, qpn))
+}
+
+/// Range checks of the attribute values `mask` selects.
+fn check_values(a: &QpAttr, mask: u32) -> Result {
+    let has = |bit| mask & bit != 0;
+    if has(attr::PATH_MTU) && IbMtu::from_raw(a.path_mtu).is_none() {
+        return Err(bad("path_mtu", a.path_mtu));
+    }
+    if has(attr::MAX_QP_RD_ATOMIC) && i32::from(a.max_rd_atomic) > param::MAX_QP_RD_ATOM {
+        return Err(bad("max_rd_atomic", a.max_rd_atomic.into()));
+    }
+    if has(attr::MAX_DEST_RD_ATOMIC) && i32::from(a.max_dest_rd_atomic) > param::MAX_QP_RD_ATOM {
+        return Err(bad("max_dest_rd_atomic", a.max_dest_rd_atomic.into()));
+    }
+    if has(attr::PORT) && a.port_num != 1 {
+        return Err(bad("port", a.port_num));
+    }
+    if has(attr::PKEY_INDEX) && a.pkey_index != 0 {
+        return Err(bad("pkey_index", a.pkey_index.into()));
+    }
+    if has(attr::TIMEOUT) && a.timeout > 31 {
+        return Err(bad("timeout", a.timeout.into()));
+    }
+    if has(attr::RETRY_CNT) && a.retry_cnt > 7 {
+        return Err(bad("retry_cnt", a.retry_cnt.into()));
+    }
+    if has(attr::RNR_RETRY) && a.rnr_retry > 7 {
+        return Err(bad("rnr_retry", a.rnr_retry.into()));
+    }
+    if has(attr::MIN_RNR_TIMER) && a.min_rnr_timer > 31 {
+        return Err(bad("min_rnr_timer", a.min_rnr_timer.into()));
+    }
+    if has(attr::AV) && (u32::from(a.path.sgid_index) >= param::GID_TBL_LEN as u32 || a.path.port_num > 1) {
+        return Err(bad("address vector sgid_index", a.path.sgid_index.into()));
+    }
+    if has(attr::AV) && IpPair::from_gids(&a.path.sgid, &a.path.dgid).is_none() {
+        return Err(bad("address vector (IPv4 and IPv6 GIDs mixed)", a.path.sgid_index.into()));
+    }
+    if has(attr::CAP) || has(attr::ALT_PATH) || has(attr::PATH_MIG_STATE) || has(attr::RATE_LIMIT) {
+        return Err(crate::kapi::eopnotsupp());
+    }
+    Ok(())
+}
+
+/// `modify_qp`: the transition must be legal for the QP type with exactly
+/// the attributes IBTA allows, and every value in range; then the selected
+/// attributes are stored, the engine's sides get their parameters, and
+/// the state changes.
+pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
+    let qp = &h.qp;
+    let mut a = qp.attrs.lock();
+    let cur_raw = if mask & attr::CUR_STATE != 0 { new.cur_state } else { qp.state().raw() };
+    let next_raw = if mask & attr::STATE != 0 { new.state } else { cur_raw };
+    let cur = QpState::from_raw(cur_raw).ok_or_else(|| bad("cur_qp_state", cur_raw))?;
+    let next = QpState::from_raw(next_raw).ok_or_else(|| bad("qp_state", next_raw))?;
+    if check_modify_qp(cur, next, qp.qp_type, mask).is_err() {
+        rrxe_ratelimited!(
+            pr_warn,
+            "rrxe: QP {:#x}: transition {} -> {} with mask {:#x} refused\n",
+            qp.qpn,
+            cur_raw,
+            next_raw,
+            mask
+        );
+        return Err(EINVAL);
+    }
+    check_values(new, mask)?;
+    // Copy each attribute `mask` selects; PSNs and QPNs are 24 bits.
+    macro_rules! copy_selected {
+        ($($bit:ident => $field:ident $(& $m:expr)?),* $(,)?) => {$(
+            if mask & attr::$bit != 0 {
+                a.$field = new.$field $(& $m)?;
+            }
+        )*};
+    }
+    copy_selected!(
+        EN_SQD_ASYNC_NOTIFY => en_sqd_async_notify,
+        ACCESS_FLAGS => access_flags,
+        PKEY_INDEX => pkey_index,
+        PORT => port_num,
+        QKEY => qkey,
+        AV => path,
+        PATH_MTU => path_mtu,
+        TIMEOUT => timeout,
+        RETRY_CNT => retry_cnt,
+        RNR_RETRY => rnr_retry,
+        RQ_PSN => rq_psn & PSN_MASK,
+        MAX_QP_RD_ATOMIC => max_rd_atomic,
+        MIN_RNR_TIMER => min_rnr_timer,
+        SQ_PSN => sq_psn & PSN_MASK,
+        MAX_DEST_RD_ATOMIC => max_dest_rd_atomic,
+        DEST_QPN => dest_qp_num & BTH_QPN_MASK,
+    );
+    if mask & attr::AV != 0 {
+        let ep = IpPair::from_gids(&a.path.sgid, &a.path.dgid).map(|ips| Endpoints {
+            ips,
+            sport: source_port(qp.qpn),
+            tclass: a.path.traffic_class,
+            hop_limit: a.path.hop_limit,
+        });
+        qp.path.set(ep.as_ref());
+    }
+    let pmtu = IbMtu::from_raw(a.path_mtu).map_or(256, |m| m.bytes());
+    let was = qp.state();
+    {
+        let mut s = qp.send.lock();
+        if next == QpState::Reset && was != QpState::Reset {
+            s.reset();
+        }
+        s.params.dest_qpn = a.dest_qp_num;
+        s.params.pmtu = pmtu;
+        s.params.timeout = a.timeout;
+        s.params.retry_cnt = a.retry_cnt;
+        s.params.rnr_retry = a.rnr_retry;
+        if mask & attr::AV != 0 {
+            s.route = None;
+        }
+        if mask & attr::SQ_PSN != 0 {
+            s.psn = Psn::new(a.sq_psn);
+            s.comp_psn = s.psn;
+        }
+        if mask & attr::RETRY_CNT != 0 {
+            s.retry_left = a.retry_cnt;
+        }
+        if mask & attr::RNR_RETRY != 0 {
+            s.rnr_left = a.rnr_retry;
+        }
+    }
+    {
+        let mut r = qp.recv.lock();
+        if next == QpState::Reset && was != QpState::Reset {
+            r.reset();
+        }
+        r.params.dest_qpn = a.dest_qp_num;
+        r.params.pmtu = pmtu;
+        r.params.access_flags = a.access_flags;
+        r.params.qkey = a.qkey;
+        r.params.min_rnr_timer = a.min_rnr_timer;
+        if mask & attr::AV != 0 {
+            r.route = None;
+        }
+        if mask & attr::RQ_PSN != 0 {
+            r.psn = Psn::new(a.rq_psn);
+        }
+    }
+    qp.set_state(next);
+    drop(a);
+    match next {
+        // The tasks flush their queues.
+        QpState::Err if was != QpState::Err => engine::fail(qp, "moved to the error state"),
+        // WQEs may have been posted (and their doorbell ignored) before.
+        QpState::Rts => engine::schedule_send(qp),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `query_qp`.
+pub(crate) fn query(h: &RrxeQp) -> (QpAttr, QpInit) {
+    let mut a = *h.qp.attrs.lock();
+    a.state = h.qp.state().raw();
+    a.cur_state = a.state;
+    a.caps = h.qp.init.caps;
+    (a, h.qp.init)
+}
+
+/// `destroy_qp`: marks the QP dead (tasks that still hold it find it so),
+/// cancels its timer, takes its rings away (their mappings go now, while
+/// the user context exists) and removes it from the table (waiting for
+/// concurrent lookups in the receive path).
+pub(crate) fn destroy(h: RrxeQp) {
+    let qp = &h.qp;
+    qp.mark_dead();
+    {
+        let mut s = qp.send.lock();
+        s.clear_timer();
+        s.sq = None;
+        while s.inflight.pop().is_some() {}
+        s.route = None;
+    }
+    {
+        let mut r = qp.recv.lock();
+        r.rq = None;
+        r.wqe = None;
+        r.write = None;
+        r.route = None;
+    }
+    qp.rx_requests.purge();
+    qp.rx_responses.purge();
+    drop(qp.dev.qps.remove(qp.qpn, qp));
+}
+
+/// The doorbell: librxe wrote send WQEs and wants them processed.
+pub(crate) fn doorbell(h: &RrxeQp) -> Result {
+    engine::doorbell(&h.qp);
+    Ok(())
+}
