@@ -17,10 +17,10 @@ use zerocopy::big_endian::{U16, U32};
 use super::header::{wire_header, Header};
 use super::psn::Psn;
 
-/// The only transport header version defined (`TVer`).
 /// Length of the BTH on the wire.
 pub const BTH_LEN: usize = 12;
 
+/// The only transport header version defined (`TVer`).
 pub const BTH_TVER: u8 = 0;
 /// Default (full-member) partition key.
 pub const BTH_DEF_PKEY: u16 = 0xffff;

@@ -166,10 +166,8 @@ impl<'a> Packet<'a> {
     /// Payload bytes, pad excluded (the part at hand, see
     /// [`Self::parse_l3_prefix`]).
     pub fn payload(&self) -> &'a [u8] {
-        let start = self.header_len();
-        self.bytes
-            .get(start..start.saturating_add(self.payload_len))
-            .unwrap_or(&[])
+        let rest = self.bytes.get(self.header_len()..).unwrap_or(&[]);
+        rest.get(..self.payload_len).unwrap_or(rest)
     }
 
     /// ICRC as stored (the `u32` whose little-endian bytes are on the
@@ -273,7 +271,8 @@ mod tests {
         let roce_len = 12 + 16 + 100 + 4;
         l3[0] = 0x45;
         l3[9] = 17;
-        l3[2..4].copy_from_slice(&(l3.len() as u16).to_be_bytes());
+        let total = l3.len() as u16;
+        l3[2..4].copy_from_slice(&total.to_be_bytes());
         l3[20 + 4..20 + 6].copy_from_slice(&((8 + roce_len) as u16).to_be_bytes());
         l3[28] = super::super::opcode::RC_RDMA_WRITE_ONLY;
         l3[28 + 12 + 15] = 100;
