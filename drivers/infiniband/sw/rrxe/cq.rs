@@ -8,8 +8,14 @@
 //! handler as armed by `req_notify_cq`.  Kernel-owned CQs (for in-kernel
 //! consumers such as the MAD layer) are not supported.
 
-use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{bindings, new_mutex, prelude::*, sync::{Arc, Mutex}};
+use kernel::{
+    bindings, new_mutex,
+    prelude::*,
+    sync::{
+        atomic::{Acquire, Atomic, Full, Release},
+        Arc, Mutex,
+    },
+};
 
 use crate::kapi::rdma::cq::{CqAttr, CqEvents, UserCaller};
 use crate::proto::cqe::{Cqe, CQE_SIZE};
@@ -32,7 +38,7 @@ pub(crate) struct CqShared {
     ring: Mutex<Ring>,
     /// Armed notification (`IB_CQ_SOLICITED` or `IB_CQ_NEXT_COMP`), 0 if
     /// disarmed.
-    notify: AtomicU32,
+    notify: Atomic<u32>,
     events: CqEvents,
 }
 
@@ -73,7 +79,7 @@ pub(crate) fn create(attr: CqAttr, user: Option<UserCaller<'_>>, events: CqEvent
     let shared = Arc::pin_init(
         pin_init!(CqShared {
             ring <- new_mutex!(Ring { queue: Some(queue), producer: 0 }),
-            notify: AtomicU32::new(0),
+            notify: Atomic::new(0),
             events,
         }),
         GFP_KERNEL,
@@ -90,9 +96,9 @@ pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
     }
     // NEXT_COMP wins over SOLICITED if both requests race, as in C rxe.
     if arm == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP {
-        cq.notify.store(arm, Ordering::Release);
+        cq.notify.store(arm, Release);
     } else if arm != 0 {
-        let _ = cq.notify.compare_exchange(0, arm, Ordering::AcqRel, Ordering::Acquire);
+        let _ = cq.notify.cmpxchg(0, arm, Full);
     }
     let report = flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
     let pending = match &cq.ring.lock().queue {
@@ -121,10 +127,10 @@ impl CqShared {
             q.publish_producer(next)?;
             ring.producer = next;
         }
-        let armed = self.notify.load(Ordering::Acquire);
+        let armed = self.notify.load(Acquire);
         let fire = armed == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP
             || (solicited && armed == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED);
-        if fire && self.notify.compare_exchange(armed, 0, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        if fire && self.notify.cmpxchg(armed, 0, Full).is_ok() {
             self.events.notify();
         }
         Ok(())

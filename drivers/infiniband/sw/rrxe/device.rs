@@ -3,7 +3,7 @@
 //! An rrxe device: its identity (GUIDs derived from the netdev's MAC at
 //! creation), its resource accounting, and the verbs ib_core calls on it.
 
-use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::sync::atomic::{Acquire, Atomic, Full};
 use kernel::{bindings, prelude::*};
 
 use crate::kapi::rdma::{
@@ -28,9 +28,9 @@ pub(crate) struct RrxeDev {
     /// Node, port and system image GUID: the EUI-64 of the MAC.
     guid: u64,
     /// Live protection domains.
-    pds: AtomicU32,
+    pds: Atomic<u32>,
     /// Live user contexts.
-    ucontexts: AtomicU32,
+    ucontexts: Atomic<u32>,
     /// The data path's tables and counters.
     core: Arc<DevCore>,
     /// The UDP sockets of the device's namespace, held while it exists.
@@ -42,8 +42,8 @@ impl RrxeDev {
     pub(crate) fn new(mac: [u8; 6], core: Arc<DevCore>, net: Option<NetUse>) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             guid: gid::guid_from_mac(mac),
-            pds: AtomicU32::new(0),
-            ucontexts: AtomicU32::new(0),
+            pds: Atomic::new(0),
+            ucontexts: Atomic::new(0),
             core,
             _net: net,
         })
@@ -56,22 +56,30 @@ impl RrxeDev {
 }
 
 /// Takes one unit of a counted resource, failing with `ENOMEM` at `max`.
-fn take(count: &AtomicU32, max: u32) -> Result {
-    count
-        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1))
-        .map(|_| ())
-        .map_err(|_| ENOMEM)
+fn take(count: &Atomic<u32>, max: u32) -> Result {
+    update(count, |n| (n < max).then_some(n + 1)).ok_or(ENOMEM)
+}
+
+/// Applies `f` to `count` atomically (a compare-and-exchange loop); `None`
+/// if `f` refuses the current value.  Each retry means another CPU changed
+/// the count, so the loop ends.
+fn update(count: &Atomic<u32>, f: impl Fn(u32) -> Option<u32>) -> Option<()> {
+    let mut cur = count.load(Acquire);
+    loop {
+        let new = f(cur)?;
+        match count.cmpxchg(cur, new, Full) {
+            Ok(_) => return Some(()),
+            Err(now) => cur = now,
+        }
+    }
 }
 
 /// Gives back one unit; an underflow is a driver bug, reported not hidden.
-fn give(count: &AtomicU32, what: &str) -> Result {
-    count
-        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-        .map(|_| ())
-        .map_err(|_| {
-            pr_err!("rrxe: {} count underflow\n", what);
-            EINVAL
-        })
+fn give(count: &Atomic<u32>, what: &str) -> Result {
+    update(count, |n| n.checked_sub(1)).ok_or_else(|| {
+        pr_err!("rrxe: {} count underflow\n", what);
+        EINVAL
+    })
 }
 
 impl Driver for RrxeDev {
@@ -246,7 +254,7 @@ mod tests {
 
     #[test]
     fn resource_counts_are_bounded() {
-        let c = AtomicU32::new(0);
+        let c = Atomic::new(0u32);
         assert!(take(&c, 2).is_ok());
         assert!(take(&c, 2).is_ok());
         assert!(take(&c, 2).is_err());
@@ -256,9 +264,9 @@ mod tests {
 
     #[test]
     fn underflow_is_an_error() {
-        let c = AtomicU32::new(0);
+        let c = Atomic::new(0u32);
         assert!(give(&c, "t").is_err());
-        assert_eq!(c.load(Ordering::Relaxed), 0);
+        assert_eq!(c.load(Acquire), 0);
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! interval and is silent for the rest of it, so a flood of bad input (a
 //! hostile user queue, malformed packets) cannot flood the log.
 
-use core::sync::atomic::{AtomicI64, AtomicU32, Ordering};
-use kernel::bindings;
+use kernel::{
+    bindings,
+    sync::atomic::{Atomic, Relaxed},
+};
 
 /// Messages allowed per call site and interval.
 const BURST: u32 = 10;
@@ -15,14 +17,14 @@ const INTERVAL_NS: i64 = 5_000_000_000;
 
 /// Per-call-site state; see [`rrxe_ratelimited!`](crate::rrxe_ratelimited).
 pub(crate) struct RateLimit {
-    window_start: AtomicI64,
-    printed: AtomicU32,
+    window_start: Atomic<i64>,
+    printed: Atomic<u32>,
 }
 
 impl RateLimit {
     /// A limiter whose first window starts at the first message.
     pub(crate) const fn new() -> Self {
-        Self { window_start: AtomicI64::new(i64::MIN), printed: AtomicU32::new(0) }
+        Self { window_start: Atomic::new(i64::MIN), printed: Atomic::new(0) }
     }
 
     /// Whether one more message may be printed now.
@@ -30,18 +32,14 @@ impl RateLimit {
         // SAFETY: `ktime_get` reads the monotonic clock; it has no
         // preconditions and may be called from any context.
         let now = unsafe { bindings::ktime_get() };
-        let start = self.window_start.load(Ordering::Relaxed);
+        let start = self.window_start.load(Relaxed);
         if now.wrapping_sub(start) >= INTERVAL_NS || start == i64::MIN {
             // One racer wins the new window; the others count into it.
-            if self
-                .window_start
-                .compare_exchange(start, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-            {
-                self.printed.store(0, Ordering::Relaxed);
+            if self.window_start.cmpxchg(start, now, Relaxed).is_ok() {
+                self.printed.store(0, Relaxed);
             }
         }
-        self.printed.fetch_add(1, Ordering::Relaxed) < BURST
+        self.printed.fetch_add(1, Relaxed) < BURST
     }
 }
 

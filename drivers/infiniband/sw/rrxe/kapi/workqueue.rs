@@ -6,7 +6,12 @@
 //! ([`QueueSlot`]).
 
 use core::{ops::Deref, ptr::NonNull};
-use kernel::{bindings, prelude::*, workqueue::Queue};
+use kernel::{
+    bindings,
+    prelude::*,
+    sync::atomic::{Acquire, Atomic, Full, Release},
+    workqueue::Queue,
+};
 
 /// `WQ_MAX_ACTIVE`: the largest concurrency limit a workqueue may have.
 pub(crate) const MAX_ACTIVE: i32 = bindings::WQ_MAX_ACTIVE as i32;
@@ -59,27 +64,25 @@ impl Drop for OwnedQueue {
 /// (softirq receive, verbs, work items) without holding a reference.
 /// [`QueueSlot::with`] runs under RCU; [`SlotGuard`]'s drop empties the
 /// slot, waits for those readers, then destroys (drains) the queue.
-pub(crate) struct QueueSlot(core::sync::atomic::AtomicPtr<bindings::workqueue_struct>);
+pub(crate) struct QueueSlot(Atomic<*mut bindings::workqueue_struct>);
 
 impl QueueSlot {
     /// An empty slot.
     pub(crate) const fn new() -> Self {
-        Self(core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()))
+        Self(Atomic::new(core::ptr::null_mut()))
     }
 
     /// Puts `q` in the slot (which must be empty) until the guard drops.
     pub(crate) fn install(&'static self, q: OwnedQueue) -> Result<SlotGuard> {
         let raw = q.0.as_ptr();
-        self.0
-            .compare_exchange(core::ptr::null_mut(), raw, core::sync::atomic::Ordering::AcqRel, core::sync::atomic::Ordering::Acquire)
-            .map_err(|_| EBUSY)?;
+        self.0.cmpxchg(core::ptr::null_mut(), raw, Full).map_err(|_| EBUSY)?;
         Ok(SlotGuard { slot: self, q: Some(q) })
     }
 
     /// Runs `f` with the queue, or returns `None` if the slot is empty.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&Queue) -> R) -> Option<R> {
         let _rcu = kernel::sync::rcu::read_lock();
-        let raw = self.0.load(core::sync::atomic::Ordering::Acquire);
+        let raw = self.0.load(Acquire);
         if raw.is_null() {
             return None;
         }
@@ -98,7 +101,7 @@ pub(crate) struct SlotGuard {
 
 impl Drop for SlotGuard {
     fn drop(&mut self) {
-        self.slot.0.store(core::ptr::null_mut(), core::sync::atomic::Ordering::Release);
+        self.slot.0.store(core::ptr::null_mut(), Release);
         // SAFETY: Plain call; waits until no `with` can still see the queue.
         unsafe { bindings::synchronize_rcu() };
         drop(self.q.take());

@@ -10,15 +10,15 @@ use kernel::prelude::*;
 use crate::proto::window::WqeSpan;
 use crate::wqe::SendWqe;
 
-/// In-flight send WQEs.
-pub(crate) struct Inflight {
-    slots: KVec<Option<SendWqe>>,
+/// In-flight send WQEs (generic for the tests).
+pub(crate) struct Inflight<T = SendWqe> {
+    slots: KVec<Option<T>>,
     /// Index of the oldest.
     head: usize,
     len: usize,
 }
 
-impl Inflight {
+impl<T> Inflight<T> {
     /// An empty ring for up to `cap` WQEs.
     pub(crate) fn new(cap: usize) -> Result<Self> {
         let mut slots = KVec::with_capacity(cap.max(1), GFP_KERNEL)?;
@@ -46,7 +46,7 @@ impl Inflight {
     }
 
     /// Appends `w` as the newest; gives it back if the ring is full.
-    pub(crate) fn push(&mut self, w: SendWqe) -> core::result::Result<(), SendWqe> {
+    pub(crate) fn push(&mut self, w: T) -> core::result::Result<(), T> {
         if self.is_full() {
             return Err(w);
         }
@@ -57,7 +57,7 @@ impl Inflight {
     }
 
     /// Removes and returns the oldest.
-    pub(crate) fn pop(&mut self) -> Option<SendWqe> {
+    pub(crate) fn pop(&mut self) -> Option<T> {
         if self.len == 0 {
             return None;
         }
@@ -68,7 +68,7 @@ impl Inflight {
     }
 
     /// The `i`-th oldest.
-    pub(crate) fn get(&self, i: usize) -> Option<&SendWqe> {
+    pub(crate) fn get(&self, i: usize) -> Option<&T> {
         if i >= self.len {
             return None;
         }
@@ -76,7 +76,7 @@ impl Inflight {
     }
 
     /// The `i`-th oldest, mutably.
-    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut SendWqe> {
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         if i >= self.len {
             return None;
         }
@@ -84,18 +84,59 @@ impl Inflight {
         self.slots[s].as_mut()
     }
 
-    /// The PSN spans, oldest first.
-    pub(crate) fn spans(&self) -> impl Iterator<Item = WqeSpan> + '_ {
-        (0..self.len).filter_map(move |i| self.get(i).map(SendWqe::span))
-    }
-
     /// Applies `f` to every WQE, oldest first, with its position.
-    pub(crate) fn for_each_mut(&mut self, mut f: impl FnMut(usize, &mut SendWqe)) {
+    pub(crate) fn for_each_mut(&mut self, mut f: impl FnMut(usize, &mut T)) {
         for i in 0..self.len {
             let s = self.slot(i);
             if let Some(w) = self.slots[s].as_mut() {
                 f(i, w);
             }
         }
+    }
+}
+
+impl Inflight<SendWqe> {
+    /// The PSN spans, oldest first.
+    pub(crate) fn spans(&self) -> impl Iterator<Item = WqeSpan> + '_ {
+        (0..self.len).filter_map(move |i| self.get(i).map(SendWqe::span))
+    }
+}
+
+#[kernel::macros::kunit_tests(rrxe_inflight)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_across_the_wrap() -> Result {
+        let mut r = Inflight::<u32>::new(3)?;
+        assert!(r.is_empty());
+        for round in 0..5u32 {
+            assert!(r.push(round * 10).is_ok());
+            assert!(r.push(round * 10 + 1).is_ok());
+            assert_eq!(r.get(1), Some(&(round * 10 + 1)));
+            assert_eq!(r.pop(), Some(round * 10));
+            assert_eq!(r.pop(), Some(round * 10 + 1));
+        }
+        assert_eq!(r.pop(), None);
+        Ok(())
+    }
+
+    #[test]
+    fn full_ring_gives_the_entry_back() -> Result {
+        let mut r = Inflight::<u32>::new(2)?;
+        assert!(r.push(1).is_ok());
+        assert!(r.push(2).is_ok());
+        assert!(r.is_full());
+        assert_eq!(r.push(3), Err(3));
+        assert_eq!(r.get(2), None);
+        let mut seen = 0;
+        r.for_each_mut(|i, v| {
+            *v += 100;
+            seen += i + 1;
+        });
+        assert_eq!(seen, 3);
+        assert_eq!(r.pop(), Some(101));
+        assert_eq!(r.len(), 1);
+        Ok(())
     }
 }
