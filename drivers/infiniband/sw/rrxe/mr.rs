@@ -67,16 +67,6 @@ impl MrState {
         usize::try_from(off).map_err(|_| AccessError::Range)
     }
 
-    /// Copies region bytes at offset `off` (from [`Self::check`]) out.
-    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> core::result::Result<(), AccessError> {
-        self.mem.read(off, dst).map_err(|_| AccessError::Range)
-    }
-
-    /// Copies `src` into the region at offset `off`.
-    pub(crate) fn write(&self, off: usize, src: &[u8]) -> core::result::Result<(), AccessError> {
-        self.mem.write(off, src).map_err(|_| AccessError::Range)
-    }
-
     /// Appends `n` region bytes at offset `off` to `pkt` (one copy, from
     /// the pinned pages), calling `f` on each piece as written.
     pub(crate) fn append_to(&self, pkt: &mut TxPacket, off: usize, n: usize, f: impl FnMut(&[u8])) -> core::result::Result<(), AccessError> {

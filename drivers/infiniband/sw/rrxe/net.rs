@@ -10,7 +10,7 @@
 //! rrxe devices cannot share a namespace; [`attach`] fails with `EADDRINUSE`
 //! then, and the device is not created.
 
-use kernel::{prelude::*, sync::Arc};
+use kernel::prelude::*;
 
 use crate::device::RrxeDev;
 use crate::kapi::net::{

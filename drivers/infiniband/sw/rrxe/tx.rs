@@ -79,7 +79,7 @@ fn route<'a>(cache: &'a mut Option<Route>, netdev: &NetDevice, ep: &Endpoints) -
         })?;
         *cache = Some(r);
     }
-    cache.as_ref().ok_or(EHOSTUNREACH)
+    cache.as_ref().ok_or(ENOENT)
 }
 
 /// Sends one packet with `bth` and `ext` and `payload_len` payload bytes

@@ -38,6 +38,10 @@ pub(crate) const MAX_PKT_PER_ACK: u32 = 64;
 /// Arms the QP's timer for `kind`, `after` from now.
 pub(crate) fn set_timer(qp: &Arc<Qp>, s: &mut SendSide, kind: TimerKind, after: Delta) {
     s.timer = Some((kind, kernel::time::Instant::now() + after));
+    // One hrtimer per QP: the old handle must go (cancelling the timer)
+    // before the timer is started again, or dropping it later would cancel
+    // the new expiry.
+    s.timer_handle = None;
     s.timer_handle = Some(super::arm_timer(qp, after));
 }
 

@@ -14,7 +14,7 @@
 //! not fit a queue, is dropped and counted (`rcv_dropped`).  Nothing is
 //! allocated here and no lock is taken but the queue's.
 
-use kernel::{prelude::*, sync::Arc};
+use kernel::sync::Arc;
 
 use crate::icrc::KernelCrc32;
 use crate::kapi::net::skb::SkBuff;

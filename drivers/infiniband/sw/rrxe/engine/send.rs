@@ -7,7 +7,6 @@
 //! work is left.
 
 use kernel::{
-    prelude::*,
     sync::Arc,
     time::{Instant, Monotonic},
 };

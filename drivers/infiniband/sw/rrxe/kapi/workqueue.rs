@@ -14,7 +14,7 @@ use kernel::{
 };
 
 /// `WQ_MAX_ACTIVE`: the largest concurrency limit a workqueue may have.
-pub(crate) const MAX_ACTIVE: i32 = bindings::WQ_MAX_ACTIVE as i32;
+pub(crate) const MAX_ACTIVE: i32 = bindings::wq_consts_WQ_MAX_ACTIVE as i32;
 
 /// A workqueue the driver allocated (`alloc_workqueue` with `WQ_UNBOUND`):
 /// work items run on any CPU, up to `max_active` at a time; one work item

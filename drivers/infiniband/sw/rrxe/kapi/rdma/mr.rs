@@ -120,17 +120,6 @@ impl UserMemory {
         Ok(())
     }
 
-    /// Copies `dst.len()` bytes at offset `off` of the region into `dst`.
-    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
-        let len = dst.len();
-        self.for_each_piece(off, len, |src, at, n| {
-            // SAFETY: `src` is `n` mapped bytes; `dst[at..at + n]` is in
-            // bounds.  User space may write concurrently: the copy is a
-            // byte snapshot, as with `copy_from_user`.
-            unsafe { core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr().add(at), n) };
-        })
-    }
-
     /// Appends `n` bytes of the region at offset `off` to `pkt`, copying
     /// straight from the pinned pages into the skb, and calls `f` on each
     /// piece as written (to checksum it while it is in cache).
@@ -169,14 +158,6 @@ impl UserMemory {
         res
     }
 
-    /// Copies `src` into the region at offset `off`.
-    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
-        self.for_each_piece(off, src.len(), |dst, at, n| {
-            // SAFETY: `dst` is `n` mapped bytes; `src[at..at + n]` is in
-            // bounds.
-            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr().add(at), dst, n) };
-        })
-    }
 }
 
 impl Drop for UserMemory {
