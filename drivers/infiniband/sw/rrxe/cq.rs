@@ -57,7 +57,11 @@ impl Drop for RrxeCq {
 }
 
 /// Creates a CQ for `attr`; see [`crate::kapi::rdma::device::Driver::create_cq`].
-pub(crate) fn create(attr: CqAttr, user: Option<UserCaller<'_>>, events: CqEvents) -> Result<(RrxeCq, u32)> {
+pub(crate) fn create(
+    attr: CqAttr,
+    user: Option<UserCaller<'_>>,
+    events: CqEvents,
+) -> Result<(RrxeCq, u32)> {
     let Some(mut user) = user else {
         rrxe_ratelimited!(pr_warn, "rrxe: kernel CQs are not supported\n");
         return Err(crate::kapi::eopnotsupp());
@@ -69,9 +73,14 @@ pub(crate) fn create(attr: CqAttr, user: Option<UserCaller<'_>>, events: CqEvent
     if attr.comp_vector >= kernel::cpu::nr_cpu_ids() {
         return Err(EINVAL);
     }
-    let geo = Geometry::new(attr.cqe, CQE_SIZE as u32, param::MAX_CQE as u32).inspect_err(|_| {
-        rrxe_ratelimited!(pr_warn, "rrxe: create_cq: {} entries is out of range\n", attr.cqe);
-    })?;
+    let geo =
+        Geometry::new(attr.cqe, CQE_SIZE as u32, param::MAX_CQE as u32).inspect_err(|_| {
+            rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: create_cq: {} entries is out of range\n",
+                attr.cqe
+            );
+        })?;
     user.udata.require_empty_input()?;
     let queue = UserQueue::new(&user.ctx, geo)?;
     // struct rxe_create_cq_resp { struct mminfo mi; }
@@ -117,7 +126,9 @@ impl CqShared {
         {
             let mut ring = self.ring.lock();
             let prod = ring.producer;
-            let Some(q) = &ring.queue else { return Err(ENODEV) };
+            let Some(q) = &ring.queue else {
+                return Err(ENODEV);
+            };
             let next = prod.wrapping_add(1);
             if next & q.mask() == q.user_consumer()? {
                 rrxe_ratelimited!(pr_warn, "rrxe: CQ overrun (QP {:#x})\n", cqe.qp_num);

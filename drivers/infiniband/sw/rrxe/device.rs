@@ -11,11 +11,11 @@ use crate::kapi::rdma::{
     device::{Device, Driver, PORT},
     udata::UData,
 };
-use crate::qp::DevCore;
 use crate::mr::{RrxeMr, UNSUPPORTED_ACCESS};
 use crate::net::NetUse;
-use kernel::sync::Arc;
+use crate::qp::DevCore;
 use crate::{kapi::rdma::mr::UserMemory, link, param, port, proto::gid, rrxe_ratelimited};
+use kernel::sync::Arc;
 
 /// The uverbs ABI of include/uapi/rdma/rdma_user_rxe.h that librxe speaks.
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
@@ -39,7 +39,11 @@ pub(crate) struct RrxeDev {
 
 impl RrxeDev {
     /// Driver data for a device on a netdev whose MAC is `mac`.
-    pub(crate) fn new(mac: [u8; 6], core: Arc<DevCore>, net: Option<NetUse>) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(
+        mac: [u8; 6],
+        core: Arc<DevCore>,
+        net: Option<NetUse>,
+    ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             guid: gid::guid_from_mac(mac),
             pds: Atomic::new(0),
@@ -100,7 +104,12 @@ impl Driver for RrxeDev {
 
     fn query_port(dev: &Device<Self>, port_num: u32) -> Result<PortCaps> {
         if port_num != PORT {
-            rrxe_ratelimited!(pr_warn, "rrxe: {}: query_port: bad port {}\n", dev.name(), port_num);
+            rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: {}: query_port: bad port {}\n",
+                dev.name(),
+                port_num
+            );
             return Err(EINVAL);
         }
         let nd = dev.netdev(PORT).ok_or(ENODEV)?;
@@ -120,7 +129,13 @@ impl Driver for RrxeDev {
 
     fn query_pkey(dev: &Device<Self>, port_num: u32, index: u16) -> Result<u16> {
         if port_num != PORT || index != 0 {
-            rrxe_ratelimited!(pr_warn, "rrxe: {}: query_pkey: bad port {} index {}\n", dev.name(), port_num, index);
+            rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: {}: query_pkey: bad port {} index {}\n",
+                dev.name(),
+                port_num,
+                index
+            );
             return Err(EINVAL);
         }
         Ok(param::DEFAULT_PKEY)
@@ -150,7 +165,12 @@ impl Driver for RrxeDev {
         crate::verbs::qp::doorbell(qp)
     }
 
-    fn modify_qp(_dev: &Device<Self>, qp: &Self::Qp, attr: &crate::kapi::rdma::qp::QpAttr, mask: u32) -> Result {
+    fn modify_qp(
+        _dev: &Device<Self>,
+        qp: &Self::Qp,
+        attr: &crate::kapi::rdma::qp::QpAttr,
+        mask: u32,
+    ) -> Result {
         crate::verbs::qp::modify(qp, attr, mask)
     }
 
@@ -172,7 +192,12 @@ impl Driver for RrxeDev {
         udata: Option<UData<'_>>,
     ) -> Result<(Self::Mr, u32)> {
         if access & UNSUPPORTED_ACCESS != 0 {
-            rrxe_ratelimited!(pr_warn, "rrxe: {}: reg_mr: access {:#x} not supported\n", dev.name(), access);
+            rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: {}: reg_mr: access {:#x} not supported\n",
+                dev.name(),
+                access
+            );
             return Err(crate::kapi::eopnotsupp());
         }
         if let Some(mut u) = udata {
@@ -234,7 +259,12 @@ impl Driver for RrxeDev {
     }
 
     fn unsupported(dev: &Device<Self>, verb: &'static str) -> Error {
-        rrxe_ratelimited!(pr_warn, "rrxe: {}: {} is not implemented yet\n", dev.name(), verb);
+        rrxe_ratelimited!(
+            pr_warn,
+            "rrxe: {}: {} is not implemented yet\n",
+            dev.name(),
+            verb
+        );
         crate::kapi::eopnotsupp()
     }
 
@@ -249,7 +279,10 @@ mod tests {
 
     #[test]
     fn guid_is_eui64_of_mac() {
-        assert_eq!(gid::guid_from_mac([0x52, 0x54, 0x00, 0xab, 0xcd, 0xef]), 0x505400fffeabcdef);
+        assert_eq!(
+            gid::guid_from_mac([0x52, 0x54, 0x00, 0xab, 0xcd, 0xef]),
+            0x505400fffeabcdef
+        );
     }
 
     #[test]
@@ -275,7 +308,10 @@ mod tests {
         assert_eq!(caps.atomic_cap, bindings::ib_atomic_cap_IB_ATOMIC_NONE);
         let mw = bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64;
         assert_eq!(caps.device_cap_flags & mw, 0);
-        assert_ne!(caps.kernel_cap_flags & u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG), 0);
+        assert_ne!(
+            caps.kernel_cap_flags & u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
+            0
+        );
         assert_eq!(caps.vendor_id, 0xffffff);
     }
 }

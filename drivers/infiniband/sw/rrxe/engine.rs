@@ -71,7 +71,11 @@ static ENGINE_WQ: QueueSlot = QueueSlot::new();
 
 /// Creates the engine's workqueue; it lives until the guard drops.
 pub(crate) fn start() -> Result<SlotGuard> {
-    ENGINE_WQ.install(OwnedQueue::new_unbound(c"rrxe_engine", MAX_ACTIVE, HIGHPRI)?)
+    ENGINE_WQ.install(OwnedQueue::new_unbound(
+        c"rrxe_engine",
+        MAX_ACTIVE,
+        HIGHPRI,
+    )?)
 }
 
 /// Queues `qp`'s send task (a run already queued covers this request).

@@ -87,11 +87,19 @@ fn remove_all() {
 /// stack, so the link type does not matter (Ethernet, tun, ...).
 fn check_netdev(netdev: &NetDevice) -> Result {
     if netdev.is_vlan() {
-        rrxe_ratelimited!(pr_err, "rrxe: {}: VLAN devices are not supported, use the real device\n", netdev.name());
+        rrxe_ratelimited!(
+            pr_err,
+            "rrxe: {}: VLAN devices are not supported, use the real device\n",
+            netdev.name()
+        );
         return Err(EPERM);
     }
     if driver_id_bound_to(netdev, RrxeDev::DRIVER_ID) {
-        rrxe_ratelimited!(pr_err, "rrxe: {}: already has an rxe/rrxe device\n", netdev.name());
+        rrxe_ratelimited!(
+            pr_err,
+            "rrxe: {}: already has an rxe/rrxe device\n",
+            netdev.name()
+        );
         return Err(EEXIST);
     }
     Ok(())
@@ -129,13 +137,23 @@ impl LinkHandler for RrxeLink {
         };
         let core = crate::qp::DevCore::new(netdev.into())?;
         let net = crate::net::attach(netdev.net())?;
-        let res = Device::register(name, netdev, &params, RrxeDev::new(mac, core, Some(net)), |d| {
-            DEVICES.lock().push(d.clone(), GFP_KERNEL)?;
-            Ok(())
-        });
+        let res = Device::register(
+            name,
+            netdev,
+            &params,
+            RrxeDev::new(mac, core, Some(net)),
+            |d| {
+                DEVICES.lock().push(d.clone(), GFP_KERNEL)?;
+                Ok(())
+            },
+        );
         match res {
             Ok(_registered) => {
-                pr_info!("rrxe: {}: added on {}\n", name.to_str().unwrap_or("?"), netdev.name());
+                pr_info!(
+                    "rrxe: {}: added on {}\n",
+                    name.to_str().unwrap_or("?"),
+                    netdev.name()
+                );
                 Ok(())
             }
             Err(e) => {
@@ -163,7 +181,11 @@ impl NetdevHandler for RrxeNetdevEvents {
             return;
         }
         if let Some(dev) = Device::<RrxeDev>::get_by_netdev(netdev) {
-            pr_info!("rrxe: {}: removing, {} is unregistering\n", dev.name(), netdev.name());
+            pr_info!(
+                "rrxe: {}: removing, {} is unregistering\n",
+                dev.name(),
+                netdev.name()
+            );
             // Under RTNL here: unregister asynchronously, as C rxe does.
             dev.unregister_queued();
         }

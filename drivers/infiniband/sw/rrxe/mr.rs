@@ -52,7 +52,13 @@ impl MrState {
     /// The offset in the region of `[addr, addr + len)`, if the region is
     /// in `pd`, allows `need` (`IB_ACCESS_*`, 0 for a local read) and
     /// contains the range.
-    pub(crate) fn check(&self, pd: PdId, addr: u64, len: u64, need: u32) -> core::result::Result<usize, AccessError> {
+    pub(crate) fn check(
+        &self,
+        pd: PdId,
+        addr: u64,
+        len: u64,
+        need: u32,
+    ) -> core::result::Result<usize, AccessError> {
         if self.pd != pd {
             return Err(AccessError::Key);
         }
@@ -69,14 +75,30 @@ impl MrState {
 
     /// Appends `n` region bytes at offset `off` to `pkt` (one copy, from
     /// the pinned pages), calling `f` on each piece as written.
-    pub(crate) fn append_to(&self, pkt: &mut TxPacket, off: usize, n: usize, f: impl FnMut(&[u8])) -> core::result::Result<(), AccessError> {
-        self.mem.append_to(pkt, off, n, f).map_err(|_| AccessError::Range)
+    pub(crate) fn append_to(
+        &self,
+        pkt: &mut TxPacket,
+        off: usize,
+        n: usize,
+        f: impl FnMut(&[u8]),
+    ) -> core::result::Result<(), AccessError> {
+        self.mem
+            .append_to(pkt, off, n, f)
+            .map_err(|_| AccessError::Range)
     }
 
     /// Copies `n` bytes of `skb` at `skb_off` into the region at `off`
     /// (one copy, into the pinned pages).
-    pub(crate) fn write_from_skb(&self, off: usize, skb: &SkBuff, skb_off: usize, n: usize) -> core::result::Result<(), AccessError> {
-        self.mem.write_from_skb(off, skb, skb_off, n).map_err(|_| AccessError::Range)
+    pub(crate) fn write_from_skb(
+        &self,
+        off: usize,
+        skb: &SkBuff,
+        skb_off: usize,
+        n: usize,
+    ) -> core::result::Result<(), AccessError> {
+        self.mem
+            .write_from_skb(off, skb, skb_off, n)
+            .map_err(|_| AccessError::Range)
     }
 }
 
@@ -121,11 +143,28 @@ impl MrTable {
 
     /// Registers a region of pinned memory `mem` at `iova`; returns it with
     /// its key.  `ENOMEM` when all `MAX_MR` indices are in use.  May sleep.
-    pub(crate) fn register(&self, mem: UserMemory, pd: PdId, iova: u64, length: u64, access: u32) -> Result<RrxeMr> {
+    pub(crate) fn register(
+        &self,
+        mem: UserMemory,
+        pd: PdId,
+        iova: u64,
+        length: u64,
+        access: u32,
+    ) -> Result<RrxeMr> {
         let slot = self.table.reserve(1, param::MAX_MR as u32)?;
         let n = self.generation.fetch_add(1, Relaxed);
         let key = make_key(slot.index(), n);
-        let state = Arc::new(MrState { mem, pd, iova, length, access, key }, GFP_KERNEL)?;
+        let state = Arc::new(
+            MrState {
+                mem,
+                pd,
+                iova,
+                length,
+                access,
+                key,
+            },
+            GFP_KERNEL,
+        )?;
         slot.publish(state.clone())?;
         Ok(RrxeMr { state })
     }

@@ -68,7 +68,15 @@ pub(crate) fn attach(net: &Net) -> Result<NetUse> {
     };
     let v4 = open(Family::V4)?;
     let v6 = open(Family::V6)?;
-    socks.push(NsSockets { cookie, users: 1, _v4: v4, _v6: v6 }, GFP_KERNEL)?;
+    socks.push(
+        NsSockets {
+            cookie,
+            users: 1,
+            _v4: v4,
+            _v6: v6,
+        },
+        GFP_KERNEL,
+    )?;
     Ok(NetUse { cookie })
 }
 
@@ -92,7 +100,10 @@ impl Drop for SocketsGuard {
     fn drop(&mut self) {
         let left = core::mem::take(&mut *SOCKETS.lock());
         if !left.is_empty() {
-            pr_err!("rrxe: {} namespace socket sets left at unload\n", left.len());
+            pr_err!(
+                "rrxe: {} namespace socket sets left at unload\n",
+                left.len()
+            );
         }
     }
 }

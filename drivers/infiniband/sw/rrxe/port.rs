@@ -15,8 +15,7 @@ const WIDTH_1X: u8 = 1;
 const SPEED_SDR: u16 = 1;
 /// `RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP`: RoCE v2 (UDP-encapsulated) port
 /// with IB MADs, CM, AF_IB and Ethernet address handles.
-pub(crate) const CORE_CAP_ROCE_UDP_ENCAP: u32 =
-    kernel::bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+pub(crate) const CORE_CAP_ROCE_UDP_ENCAP: u32 = kernel::bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 
 /// The net_device state a port is derived from.
 #[derive(Clone, Copy, Debug)]
@@ -29,7 +28,11 @@ pub(crate) struct LinkState {
 /// Port attributes for a link in `link` state.  Speed and width default to
 /// SDR 1X; the caller may overwrite them with the Ethernet link speed.
 pub(crate) fn port_caps(link: LinkState) -> PortCaps {
-    let state = if link.running_with_carrier { PortState::Active } else { PortState::Down };
+    let state = if link.running_with_carrier {
+        PortState::Active
+    } else {
+        PortState::Down
+    };
     let phys_state = match (state, link.admin_up) {
         (PortState::Active, _) => PhysState::LinkUp,
         (PortState::Down, true) => PhysState::Polling,
@@ -67,7 +70,11 @@ mod tests {
     use super::*;
 
     fn link(admin_up: bool, running_with_carrier: bool, mtu: u32) -> LinkState {
-        LinkState { admin_up, running_with_carrier, mtu }
+        LinkState {
+            admin_up,
+            running_with_carrier,
+            mtu,
+        }
     }
 
     #[test]
@@ -93,17 +100,35 @@ mod tests {
 
     #[test]
     fn active_mtu_follows_netdev_mtu() {
-        assert_eq!(port_caps(link(true, true, 1500)).active_mtu, IbMtu::Mtu1024 as u32);
-        assert_eq!(port_caps(link(true, true, 9000)).active_mtu, IbMtu::Mtu4096 as u32);
-        assert_eq!(port_caps(link(true, true, 1280)).active_mtu, IbMtu::Mtu1024 as u32);
-        assert_eq!(port_caps(link(true, true, 1000)).active_mtu, IbMtu::Mtu512 as u32);
-        assert_eq!(port_caps(link(true, true, 4096)).max_mtu, IbMtu::Mtu4096 as u32);
+        assert_eq!(
+            port_caps(link(true, true, 1500)).active_mtu,
+            IbMtu::Mtu1024 as u32
+        );
+        assert_eq!(
+            port_caps(link(true, true, 9000)).active_mtu,
+            IbMtu::Mtu4096 as u32
+        );
+        assert_eq!(
+            port_caps(link(true, true, 1280)).active_mtu,
+            IbMtu::Mtu1024 as u32
+        );
+        assert_eq!(
+            port_caps(link(true, true, 1000)).active_mtu,
+            IbMtu::Mtu512 as u32
+        );
+        assert_eq!(
+            port_caps(link(true, true, 4096)).max_mtu,
+            IbMtu::Mtu4096 as u32
+        );
     }
 
     #[test]
     fn immutable_is_roce_v2() {
         let imm = port_immutable();
-        assert_eq!(imm.core_cap_flags, kernel::bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP);
+        assert_eq!(
+            imm.core_cap_flags,
+            kernel::bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP
+        );
         assert_eq!(imm.gid_tbl_len, 1024);
         assert_eq!(imm.pkey_tbl_len, 1);
         assert_eq!(imm.max_mad_size, 256);

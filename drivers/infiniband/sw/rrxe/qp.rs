@@ -235,7 +235,15 @@ impl Qp {
 
     /// A flush completion for this QP.
     pub(crate) fn flush_cqe(&self, wr_id: u64, opcode: u32) -> Cqe {
-        Cqe { wr_id, status: WcStatus::WrFlushErr, opcode, byte_len: 0, imm: None, qp_num: self.qpn, src_qp: 0 }
+        Cqe {
+            wr_id,
+            status: WcStatus::WrFlushErr,
+            opcode,
+            byte_len: 0,
+            imm: None,
+            qp_num: self.qpn,
+            src_qp: 0,
+        }
     }
 }
 

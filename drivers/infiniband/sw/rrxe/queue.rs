@@ -45,9 +45,18 @@ impl Geometry {
         if want == 0 || want > max || elem_size == 0 {
             return Err(EINVAL);
         }
-        let slots = want.checked_add(1).and_then(u32::checked_next_power_of_two).ok_or(EINVAL)?;
-        let log2_elem_size = elem_size.checked_next_power_of_two().ok_or(EINVAL)?.trailing_zeros();
-        Ok(Self { slots, log2_elem_size })
+        let slots = want
+            .checked_add(1)
+            .and_then(u32::checked_next_power_of_two)
+            .ok_or(EINVAL)?;
+        let log2_elem_size = elem_size
+            .checked_next_power_of_two()
+            .ok_or(EINVAL)?
+            .trailing_zeros();
+        Ok(Self {
+            slots,
+            log2_elem_size,
+        })
     }
 
     /// Elements the queue can hold.

@@ -22,10 +22,12 @@ use crate::kapi::net::{
     route::{Route, TxPacket},
     skb::SkBuff,
 };
-use crate::proto::builder::{packet_len, pad_for, write_headers, ExtHeaders};
 use crate::proto::bth::{Bth, BTH_LEN};
+use crate::proto::builder::{packet_len, pad_for, write_headers, ExtHeaders};
 use crate::proto::icrc::IcrcHasher;
-use crate::proto::ip::{IpVersion, Ipv4Hdr, Ipv6Hdr, UdpHdr, IPV4_HDR_LEN, IPV6_HDR_LEN, ROCE_V2_UDP_DPORT, UDP_HDR_LEN};
+use crate::proto::ip::{
+    IpVersion, Ipv4Hdr, Ipv6Hdr, UdpHdr, IPV4_HDR_LEN, IPV6_HDR_LEN, ROCE_V2_UDP_DPORT, UDP_HDR_LEN,
+};
 use crate::proto::path::IpPair;
 use crate::proto::Header;
 use crate::qp::Endpoints;
@@ -37,7 +39,8 @@ const MAX_TRANSPORT_HDR: usize = 64;
 
 /// A packet's payload source: appends `len` bytes to the packet, calling
 /// the checksum callback on each piece as written.
-pub(crate) type Fill<'a, E> = &'a mut dyn FnMut(&mut TxPacket, &mut dyn FnMut(&[u8])) -> core::result::Result<(), E>;
+pub(crate) type Fill<'a, E> =
+    &'a mut dyn FnMut(&mut TxPacket, &mut dyn FnMut(&[u8])) -> core::result::Result<(), E>;
 
 /// How a send ended.
 pub(crate) enum Sent {
@@ -64,18 +67,32 @@ impl<E> From<Error> for TxError<E> {
 }
 
 fn ip_udp_len(ips: &IpPair) -> usize {
-    UDP_HDR_LEN + if ips.is_v4() { IPV4_HDR_LEN } else { IPV6_HDR_LEN }
+    UDP_HDR_LEN
+        + if ips.is_v4() {
+            IPV4_HDR_LEN
+        } else {
+            IPV6_HDR_LEN
+        }
 }
 
 /// The route to use for `ep`: the cached one if still valid, else a new
 /// lookup (cached).
-fn route<'a>(cache: &'a mut Option<Route>, netdev: &NetDevice, ep: &Endpoints) -> Result<&'a Route> {
+fn route<'a>(
+    cache: &'a mut Option<Route>,
+    netdev: &NetDevice,
+    ep: &Endpoints,
+) -> Result<&'a Route> {
     if cache.as_ref().is_some_and(|r| !r.is_valid()) {
         *cache = None;
     }
     if cache.is_none() {
         let r = Route::lookup(netdev, &ep.ips).inspect_err(|e| {
-            rrxe_ratelimited!(pr_warn, "rrxe: {}: no route: error {}\n", netdev.name(), e.to_errno());
+            rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: {}: no route: error {}\n",
+                netdev.name(),
+                e.to_errno()
+            );
         })?;
         *cache = Some(r);
     }
@@ -115,9 +132,12 @@ pub(crate) fn send<E>(
         .map_err(|_| EINVAL)?;
     let tlen = write_headers(&mut hdr[net_len..], bth, ext, payload_len).map_err(|_| EINVAL)?;
     let headers = &hdr[..net_len + tlen];
-    let mut icrc =
-        IcrcHasher::<KernelCrc32>::new(version, &headers[..net_len], &headers[net_len..net_len + BTH_LEN])
-            .map_err(|_| EINVAL)?;
+    let mut icrc = IcrcHasher::<KernelCrc32>::new(
+        version,
+        &headers[..net_len],
+        &headers[net_len..net_len + BTH_LEN],
+    )
+    .map_err(|_| EINVAL)?;
     icrc.update(&headers[net_len + BTH_LEN..]);
 
     let r = route(cache, netdev, ep)?;

@@ -69,7 +69,11 @@ pub(crate) struct SendWqe {
 impl SendWqe {
     /// Its place in the PSN space.
     pub(crate) fn span(&self) -> WqeSpan {
-        WqeSpan { started: self.started, first_psn: self.first_psn, npkts: self.npkts }
+        WqeSpan {
+            started: self.started,
+            first_psn: self.first_psn,
+            npkts: self.npkts,
+        }
     }
 
     /// Every packet has been sent (in the current pass).
@@ -95,18 +99,33 @@ fn access_status(e: AccessError) -> WcStatus {
 }
 
 /// Resolves `sges` to regions of `pd` allowing `need`.
-fn resolve(mrs: &MrTable, pd: PdId, sges: impl Iterator<Item = Sge>, n: usize, need: u32) -> Result<core::result::Result<KVec<Segment>, AccessError>> {
+fn resolve(
+    mrs: &MrTable,
+    pd: PdId,
+    sges: impl Iterator<Item = Sge>,
+    n: usize,
+    need: u32,
+) -> Result<core::result::Result<KVec<Segment>, AccessError>> {
     let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
     for sge in sges {
         if sge.length == 0 {
             continue;
         }
-        let Some(mr) = mrs.lookup(sge.lkey) else { return Ok(Err(AccessError::Key)) };
+        let Some(mr) = mrs.lookup(sge.lkey) else {
+            return Ok(Err(AccessError::Key));
+        };
         let off = match mr.check(pd, sge.addr, u64::from(sge.length), need) {
             Ok(off) => off,
             Err(e) => return Ok(Err(e)),
         };
-        v.push(Segment { mr, off, len: sge.length }, GFP_KERNEL)?;
+        v.push(
+            Segment {
+                mr,
+                off,
+                len: sge.length,
+            },
+            GFP_KERNEL,
+        )?;
     }
     Ok(Ok(v))
 }
@@ -153,7 +172,12 @@ pub(crate) fn fetch_send(
     let hdr = match wqe::decode_send(b, max_sge, max_inline) {
         Ok(h) => h,
         Err((wr_id, e)) => {
-            crate::rrxe_ratelimited!(pr_warn, "rrxe: bad send WQE (wr_id {:#x}): {:?}\n", wr_id, e);
+            crate::rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: bad send WQE (wr_id {:#x}): {:?}\n",
+                wr_id,
+                e
+            );
             return Ok(failed_send(wr_id, wqe_status(e)));
         }
     };
@@ -166,7 +190,12 @@ pub(crate) fn fetch_send(
         match resolve(mrs, pd, sges, hdr.num_sge as usize, 0)? {
             Ok(v) => Payload::Segments(v),
             Err(e) => {
-                crate::rrxe_ratelimited!(pr_warn, "rrxe: send WQE (wr_id {:#x}) names bad memory: {:?}\n", hdr.wr_id, e);
+                crate::rrxe_ratelimited!(
+                    pr_warn,
+                    "rrxe: send WQE (wr_id {:#x}) names bad memory: {:?}\n",
+                    hdr.wr_id,
+                    e
+                );
                 let mut w = failed_send(hdr.wr_id, access_status(e));
                 w.hdr = hdr;
                 return Ok(w);
@@ -174,7 +203,15 @@ pub(crate) fn fetch_send(
         }
     };
     let npkts = crate::proto::segment::packets(hdr.length, pmtu);
-    Ok(SendWqe { hdr, payload, first_psn: Psn::new(0), started: false, npkts, pkts_sent: 0, error: None })
+    Ok(SendWqe {
+        hdr,
+        payload,
+        first_psn: Psn::new(0),
+        started: false,
+        npkts,
+        pkts_sent: 0,
+        error: None,
+    })
 }
 
 /// Walks `segs` from message offset `at` for `len` bytes, calling `f` with
@@ -209,7 +246,13 @@ fn walk(
 
 /// Appends `n` payload bytes of `w` from message offset `at` to `pkt`,
 /// calling `f` on each piece as written.
-pub(crate) fn gather(w: &SendWqe, at: u32, n: usize, pkt: &mut TxPacket, mut f: impl FnMut(&[u8])) -> core::result::Result<(), AccessError> {
+pub(crate) fn gather(
+    w: &SendWqe,
+    at: u32,
+    n: usize,
+    pkt: &mut TxPacket,
+    mut f: impl FnMut(&[u8]),
+) -> core::result::Result<(), AccessError> {
     let at = at as usize;
     match &w.payload {
         Payload::Inline(v) => {
@@ -217,9 +260,9 @@ pub(crate) fn gather(w: &SendWqe, at: u32, n: usize, pkt: &mut TxPacket, mut f: 
             f(pkt.append(src).map_err(|_| AccessError::Range)?);
             Ok(())
         }
-        Payload::Segments(segs) => {
-            walk(segs, at, n, |seg, off, len| seg.mr.append_to(pkt, off, len, &mut f))
-        }
+        Payload::Segments(segs) => walk(segs, at, n, |seg, off, len| {
+            seg.mr.append_to(pkt, off, len, &mut f)
+        }),
     }
 }
 
@@ -240,26 +283,51 @@ pub(crate) struct BadRecv {
 /// Copies, decodes and resolves receive WQE `idx` of `rq` for a QP in
 /// `pd`; a malformed WQE, or one naming memory it may not write, comes
 /// back as [`BadRecv`].
-pub(crate) fn fetch_recv(rq: &UserQueue, idx: u32, mrs: &MrTable, pd: PdId, max_sge: u32) -> Result<core::result::Result<RecvWqe, BadRecv>> {
+pub(crate) fn fetch_recv(
+    rq: &UserQueue,
+    idx: u32,
+    mrs: &MrTable,
+    pd: PdId,
+    max_sge: u32,
+) -> Result<core::result::Result<RecvWqe, BadRecv>> {
     let mut buf = [0u8; MAX_SLOT];
     let len = rq.slot_size().min(MAX_SLOT);
     rq.read_slot(idx, &mut buf[..len])?;
     let b = &buf[..len];
     let hdr = match wqe::decode_recv(b, max_sge) {
         Ok(h) => h,
-        Err((wr_id, e)) => return Ok(Err(BadRecv { wr_id, status: wqe_status(e) })),
+        Err((wr_id, e)) => {
+            return Ok(Err(BadRecv {
+                wr_id,
+                status: wqe_status(e),
+            }))
+        }
     };
     let sges = (0..hdr.num_sge).filter_map(|i| wqe::recv_sge(b, i));
     match resolve(mrs, pd, sges, hdr.num_sge as usize, LOCAL_WRITE)? {
-        Ok(segs) => Ok(Ok(RecvWqe { hdr, segs, received: 0 })),
-        Err(e) => Ok(Err(BadRecv { wr_id: hdr.wr_id, status: access_status(e) })),
+        Ok(segs) => Ok(Ok(RecvWqe {
+            hdr,
+            segs,
+            received: 0,
+        })),
+        Err(e) => Ok(Err(BadRecv {
+            wr_id: hdr.wr_id,
+            status: access_status(e),
+        })),
     }
 }
 
 /// Copies `n` bytes of `skb` at `skb_off` into the receive WQE's buffers
 /// at its current offset.  `Range` if the buffers are too small.
-pub(crate) fn scatter(r: &mut RecvWqe, skb: &SkBuff, skb_off: usize, n: usize) -> core::result::Result<(), AccessError> {
-    let end = (r.received as usize).checked_add(n).ok_or(AccessError::Range)?;
+pub(crate) fn scatter(
+    r: &mut RecvWqe,
+    skb: &SkBuff,
+    skb_off: usize,
+    n: usize,
+) -> core::result::Result<(), AccessError> {
+    let end = (r.received as usize)
+        .checked_add(n)
+        .ok_or(AccessError::Range)?;
     if end > r.hdr.length as usize {
         return Err(AccessError::Range);
     }

@@ -41,28 +41,44 @@ fn ack_through(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) {
         s.comp_psn = psn.next();
         s.retry_left = s.params.retry_cnt;
     }
+    // After a rewind, an ACK of packets sent before it may cover more than
+    // the current pass has resent: resume after what it covers.
+    if s.comp_psn.compare(s.psn) > 0 {
+        resume_at_comp(s);
+    }
     match s.timer {
         Some((TimerKind::RnrWait, _)) => {}
-        _ if s.comp_psn == s.psn => s.clear_timer(),
+        _ if s.comp_psn == s.sent_end => s.clear_timer(),
         _ => arm_retransmit(qp, s),
     }
 }
 
-/// Rewinds the requester to the oldest unacknowledged PSN.
+/// Rewinds the requester to the oldest unacknowledged PSN (a
+/// retransmission).
 fn rewind(qp: &Qp, s: &mut SendSide) {
     qp.count(Counter::Retransmits);
+    resume_at_comp(s);
+}
+
+/// Makes the requester send next the packet at the oldest unacknowledged
+/// PSN: the head WQE resumes there, the later ones from their start.
+fn resume_at_comp(s: &mut SendSide) {
     s.psn = s.comp_psn;
     s.next = 0;
     s.noack = 0;
     let comp = s.comp_psn;
     s.inflight.for_each_mut(|i, w| {
-        w.pkts_sent = if i == 0 { rewound_sent(w.span(), comp) } else { 0 };
+        w.pkts_sent = if i == 0 {
+            rewound_sent(w.span(), comp)
+        } else {
+            0
+        };
     });
 }
 
 /// Resends from the oldest unacknowledged PSN if the retry budget allows.
 fn retry(qp: &Arc<Qp>, s: &mut SendSide) {
-    if s.comp_psn == s.psn {
+    if s.comp_psn == s.sent_end {
         return;
     }
     if s.retry_left == 0 {
@@ -93,7 +109,7 @@ pub(crate) fn handle(qp: &Arc<Qp>, s: &mut SendSide, skb: SkBuff) {
     let psn = pkt.psn();
     // Not yet sent: bogus.  Before the oldest unacknowledged one: stale.
     // Either acknowledges nothing outstanding.
-    if psn.compare(s.psn) >= 0 || psn.compare(s.comp_psn.prev()) < 0 {
+    if psn.compare(s.sent_end) >= 0 || psn.compare(s.comp_psn.prev()) < 0 {
         qp.count(Counter::RcvDropped);
         return;
     }
@@ -114,7 +130,12 @@ pub(crate) fn handle(qp: &Arc<Qp>, s: &mut SendSide, skb: SkBuff) {
                 s.rnr_left -= 1;
             }
             rewind(qp, s);
-            set_timer(qp, s, TimerKind::RnrWait, Delta::from_micros(i64::from(t.micros())));
+            set_timer(
+                qp,
+                s,
+                TimerKind::RnrWait,
+                Delta::from_micros(i64::from(t.micros())),
+            );
         }
         Syndrome::Nak(NakCode::PsnSequenceError) => {
             qp.count(Counter::RcvSeqErr);
@@ -143,7 +164,7 @@ pub(crate) fn timer_expired(qp: &Arc<Qp>, s: &mut SendSide) {
         // The RNR wait is over: the rewind was done when the NAK came.
         TimerKind::RnrWait => {}
         TimerKind::Retransmit => {
-            if s.comp_psn != s.psn {
+            if s.comp_psn != s.sent_end {
                 qp.count(Counter::RetryTimeout);
                 retry(qp, s);
             }

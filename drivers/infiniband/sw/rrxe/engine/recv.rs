@@ -31,9 +31,13 @@ pub(crate) fn run(qp: &Arc<Qp>) {
             }
             return;
         }
-        let Some(skb) = qp.rx_requests.pop() else { return };
+        let Some(skb) = qp.rx_requests.pop() else {
+            responder::flush_ack(qp, &mut r);
+            return;
+        };
         responder::handle(qp, &mut r, skb);
     }
+    responder::flush_ack(qp, &mut r);
     drop(r);
     if qp.rx_requests.len() > 0 {
         schedule_recv(qp);

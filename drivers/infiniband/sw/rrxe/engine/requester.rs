@@ -14,8 +14,8 @@ use kernel::{prelude::*, sync::Arc, time::Delta};
 
 use super::fail;
 use super::send::{deliver_sent, Step};
-use crate::proto::builder::ExtHeaders;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
+use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::WcStatus;
 use crate::proto::immdt::Immdt;
 use crate::proto::qp_state::QpType;
@@ -48,7 +48,12 @@ pub(crate) fn set_timer(qp: &Arc<Qp>, s: &mut SendSide, kind: TimerKind, after: 
 /// (Re)starts the retransmit timer (the local ACK timeout).
 pub(crate) fn arm_retransmit(qp: &Arc<Qp>, s: &mut SendSide) {
     if let Some(ns) = ack_timeout_ns(s.params.timeout) {
-        set_timer(qp, s, TimerKind::Retransmit, Delta::from_nanos(ns.min(i64::MAX as u64) as i64));
+        set_timer(
+            qp,
+            s,
+            TimerKind::Retransmit,
+            Delta::from_nanos(ns.min(i64::MAX as u64) as i64),
+        );
     }
 }
 
@@ -59,7 +64,9 @@ fn fetch(qp: &Qp, s: &mut SendSide) -> bool {
         return false;
     }
     let Some(sq) = s.sq.clone() else { return false };
-    let Ok(p) = sq.user_producer() else { return false };
+    let Ok(p) = sq.user_producer() else {
+        return false;
+    };
     if p.wrapping_sub(s.fetched) & sq.mask() == 0 {
         return false;
     }
@@ -104,7 +111,9 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         return Step::Idle;
     }
     let idx = s.next;
-    let Some(w) = s.inflight.get(idx) else { return Step::Idle };
+    let Some(w) = s.inflight.get(idx) else {
+        return Step::Idle;
+    };
     if let Some(status) = w.error {
         // Completed in order: once everything before it is retired.
         if idx == 0 {
@@ -136,7 +145,12 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
 /// Sends the next packet of WQE `idx`.  A network error counts as a lost
 /// packet (the retransmit timer recovers it); a local error (the WQE's
 /// memory) is returned as the WQE's completion status.
-fn send_one(qp: &Arc<Qp>, s: &mut SendSide, ep: &crate::qp::Endpoints, idx: usize) -> Result<(), WcStatus> {
+fn send_one(
+    qp: &Arc<Qp>,
+    s: &mut SendSide,
+    ep: &crate::qp::Endpoints,
+    idx: usize,
+) -> Result<(), WcStatus> {
     let pmtu = s.params.pmtu;
     let psn = s.psn;
     let noack = s.noack;
@@ -153,7 +167,10 @@ fn send_one(qp: &Arc<Qp>, s: &mut SendSide, ep: &crate::qp::Endpoints, idx: usiz
     let last = k + 1 >= w.npkts;
     let ack_req = qp.qp_type == QpType::Rc && (last || noack + 1 >= MAX_PKT_PER_ACK);
     let se = last && !w.hdr.op.is_write() && w.hdr.flags & send_flags::SOLICITED != 0;
-    let bth = Bth::new(opcode, dest_qpn, psn).with_pkey(BTH_DEF_PKEY).with_se(se).with_ack_req(ack_req);
+    let bth = Bth::new(opcode, dest_qpn, psn)
+        .with_pkey(BTH_DEF_PKEY)
+        .with_se(se)
+        .with_ack_req(ack_req);
     let mut ext = ExtHeaders::default();
     if k == 0 && w.hdr.op.is_write() {
         ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
@@ -165,21 +182,39 @@ fn send_one(qp: &Arc<Qp>, s: &mut SendSide, ep: &crate::qp::Endpoints, idx: usiz
     let mut fill = |pkt: &mut crate::kapi::net::route::TxPacket, f: &mut dyn FnMut(&[u8])| {
         crate::wqe::gather(wr, off, len as usize, pkt, f)
     };
-    let sent = tx::send(&qp.dev.netdev, route, ep, &bth, &ext, len as usize, &mut fill);
+    let sent = tx::send(
+        &qp.dev.netdev,
+        route,
+        ep,
+        &bth,
+        &ext,
+        len as usize,
+        &mut fill,
+    );
     qp.count(Counter::SentPkts);
     match sent {
         Ok(sent) => deliver_sent(qp, sent),
         Err(TxError::Fill(err)) => {
-            crate::rrxe_ratelimited!(pr_warn, "rrxe: QP {:#x}: send WQE gather failed: {:?}\n", qp.qpn, err);
+            crate::rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: QP {:#x}: send WQE gather failed: {:?}\n",
+                qp.qpn,
+                err
+            );
             return Err(WcStatus::LocProtErr);
         }
         // No route, no memory: a lost packet, recovered by the timer.
         Err(TxError::Net(_)) => {}
     }
-    let Some(w) = s.inflight.get_mut(idx) else { return Ok(()) };
+    let Some(w) = s.inflight.get_mut(idx) else {
+        return Ok(());
+    };
     w.pkts_sent += 1;
     let done = w.fully_sent();
     s.psn = psn.next();
+    if s.psn.compare(s.sent_end) > 0 {
+        s.sent_end = s.psn;
+    }
     s.noack = if ack_req { 0 } else { noack + 1 };
     if done {
         s.next += 1;

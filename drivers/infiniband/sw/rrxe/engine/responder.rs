@@ -8,8 +8,11 @@
 //! last packet; an RDMA WRITE checks its rkey once (region, PD, range,
 //! remote-write right) and writes each packet; WRITE with immediate also
 //! consumes a receive WQE.  Payload goes from the skb straight into the
-//! registered pages.  RC acknowledges when the requester asks (AckReq),
-//! answers a duplicate with an ACK of the last PSN received, a PSN ahead
+//! registered pages.  RC acknowledges what the requester asks to have
+//! acknowledged (AckReq), coalesced: one ACK, for the last such PSN, at the
+//! end of a run of the receive task or before any other acknowledgement
+//! (IBTA lets one ACK cover several requests; under load this saves the
+//! requester most of its wake-ups); it answers a duplicate with an ACK of the last PSN received, a PSN ahead
 //! of the expected one with a single sequence NAK, and fatal errors with
 //! their NAK before the QP goes to the error state.
 
@@ -20,8 +23,8 @@ use super::rx::{self, RxPacket};
 use crate::kapi::net::skb::SkBuff;
 use crate::mr::{AccessError, REMOTE_WRITE};
 use crate::proto::aeth::{Aeth, NakCode, RnrTimer, Syndrome};
-use crate::proto::builder::ExtHeaders;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
+use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
 use crate::proto::opcode::{flags, RC_ACKNOWLEDGE};
 use crate::proto::psn::Psn;
@@ -41,16 +44,39 @@ enum Outcome {
     NotReady,
     /// Fatal: NAK with `code`; the receive WQE in progress (if any)
     /// completes with `status`; the QP goes to the error state.
-    Fatal { code: NakCode, status: WcStatus, why: &'static str },
+    Fatal {
+        code: NakCode,
+        status: WcStatus,
+        why: &'static str,
+    },
 }
 
-/// Sends an ACK or NAK with `syn` for `psn`.
+/// Sends the coalesced ACK, if one is owed (see `RecvSide::ack_due`).
+/// The receive task calls it at the end of each run.
+pub(crate) fn flush_ack(qp: &Qp, r: &mut RecvSide) {
+    if let Some(psn) = r.ack_due.take() {
+        transmit_ack(qp, r, Syndrome::ack_unlimited(), psn);
+    }
+}
+
+/// Sends an ACK or NAK with `syn` for `psn`, after the ACK owed for
+/// earlier requests (acknowledgements leave in PSN order).
 fn send_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
+    flush_ack(qp, r);
+    transmit_ack(qp, r, syn, psn);
+}
+
+fn transmit_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
     let Some(ep) = qp.path.get() else { return };
     let bth = Bth::new(RC_ACKNOWLEDGE, r.params.dest_qpn, psn).with_pkey(BTH_DEF_PKEY);
-    let ext = ExtHeaders { aeth: Some(Aeth::from_syndrome(syn, r.msn)), ..Default::default() };
+    let ext = ExtHeaders {
+        aeth: Some(Aeth::from_syndrome(syn, r.msn)),
+        ..Default::default()
+    };
     qp.count(Counter::SentPkts);
-    if let Ok(Sent::Loopback(skb)) = tx::send_header_only(&qp.dev.netdev, &mut r.route, &ep, &bth, &ext) {
+    if let Ok(Sent::Loopback(skb)) =
+        tx::send_header_only(&qp.dev.netdev, &mut r.route, &ep, &bth, &ext)
+    {
         rx::receive(&qp.dev, skb);
     }
 }
@@ -60,12 +86,22 @@ fn take_recv(qp: &Qp, r: &mut RecvSide) -> Result<(), Outcome> {
     if r.wqe.is_some() {
         return Ok(());
     }
-    let Some(rq) = r.rq.clone() else { return Err(Outcome::NotReady) };
-    let avail = rq.user_producer().map_or(0, |p| p.wrapping_sub(r.done) & rq.mask());
+    let Some(rq) = r.rq.clone() else {
+        return Err(Outcome::NotReady);
+    };
+    let avail = rq
+        .user_producer()
+        .map_or(0, |p| p.wrapping_sub(r.done) & rq.mask());
     if avail == 0 {
         return Err(Outcome::NotReady);
     }
-    match crate::wqe::fetch_recv(&rq, r.done, &qp.dev.mrs, qp.init.pd, qp.init.caps.max_recv_sge) {
+    match crate::wqe::fetch_recv(
+        &rq,
+        r.done,
+        &qp.dev.mrs,
+        qp.init.pd,
+        qp.init.caps.max_recv_sge,
+    ) {
         Ok(Ok(w)) => {
             r.wqe = Some(w);
             Ok(())
@@ -81,7 +117,11 @@ fn take_recv(qp: &Qp, r: &mut RecvSide) -> Result<(), Outcome> {
                 src_qp: 0,
             };
             r.complete(qp, &cqe, false);
-            Err(Outcome::Fatal { code: NakCode::RemoteOperationalError, status: bad.status, why: "bad receive WQE" })
+            Err(Outcome::Fatal {
+                code: NakCode::RemoteOperationalError,
+                status: bad.status,
+                why: "bad receive WQE",
+            })
         }
         Err(_) => Err(Outcome::Fatal {
             code: NakCode::RemoteOperationalError,
@@ -135,7 +175,8 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Result
         status: WcStatus::RemInvReqErr,
         why: "SEND continues without a receive WQE",
     })?;
-    crate::wqe::scatter(w, rx.skb(), rx.payload_offset(pkt), pkt.payload_len()).map_err(scatter_failed)?;
+    crate::wqe::scatter(w, rx.skb(), rx.payload_offset(pkt), pkt.payload_len())
+        .map_err(scatter_failed)?;
     if info.is_end() {
         finish_recv(qp, r, pkt, wc_opcode::RECV, None);
     }
@@ -144,20 +185,33 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Result
 
 fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Result<(), Outcome> {
     let info = pkt.info();
-    let denied = |why| Outcome::Fatal { code: NakCode::RemoteAccessError, status: WcStatus::LocAccessErr, why };
+    let denied = |why| Outcome::Fatal {
+        code: NakCode::RemoteAccessError,
+        status: WcStatus::LocAccessErr,
+        why,
+    };
     if info.is_start() {
         let reth = pkt.reth().ok_or(denied("WRITE without RETH"))?;
         let total = reth.len();
         let (mr, off) = if total == 0 {
             (None, 0)
         } else {
-            let mr = qp.dev.mrs.lookup(reth.rkey()).ok_or(denied("WRITE with an unknown rkey"))?;
+            let mr = qp
+                .dev
+                .mrs
+                .lookup(reth.rkey())
+                .ok_or(denied("WRITE with an unknown rkey"))?;
             let off = mr
                 .check(qp.init.pd, reth.va(), u64::from(total), REMOTE_WRITE)
                 .map_err(|_| denied("WRITE outside the region or its rights"))?;
             (Some(mr), off)
         };
-        r.write = Some(WriteTarget { mr, off, remaining: total, total });
+        r.write = Some(WriteTarget {
+            mr,
+            off,
+            remaining: total,
+            total,
+        });
     }
     // The receive WQE a WRITE with immediate consumes must be there before
     // any of its data is placed (RNR otherwise).
@@ -165,7 +219,10 @@ fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Resul
     if consumes {
         take_recv(qp, r)?;
     }
-    let t = r.write.as_mut().ok_or(denied("WRITE continues without a first packet"))?;
+    let t = r
+        .write
+        .as_mut()
+        .ok_or(denied("WRITE continues without a first packet"))?;
     let n = pkt.payload_len();
     let n32 = u32::try_from(n).unwrap_or(u32::MAX);
     if n32 > t.remaining || (info.is_end() && n32 != t.remaining) {
@@ -231,7 +288,10 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>
                     r.last_opcode = None;
                     r.uc_drop = true;
                 }
-                Disposition::Nak { code: NakCode::PsnSequenceError, .. } => {
+                Disposition::Nak {
+                    code: NakCode::PsnSequenceError,
+                    ..
+                } => {
                     qp.count(Counter::OutOfSeqRequest);
                     if !r.nak_sent {
                         r.nak_sent = true;
@@ -312,7 +372,7 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>
         r.msn = r.msn.wrapping_add(1);
     }
     if rc && pkt.bth().ack_req() {
-        send_ack(qp, r, Syndrome::ack_unlimited(), pkt.psn());
+        r.ack_due = Some(pkt.psn());
     }
 }
 

@@ -48,7 +48,9 @@ impl RxPacket {
     /// The parsed headers (`None` cannot happen: [`Self::parse`] parsed
     /// these very bytes; callers drop the packet if it does).
     pub(crate) fn packet(&self) -> Option<Packet<'_>> {
-        Packet::parse_l3_prefix(self.skb.linear(), self.skb.len()).ok().map(|(p, _)| p)
+        Packet::parse_l3_prefix(self.skb.linear(), self.skb.len())
+            .ok()
+            .map(|(p, _)| p)
     }
 
     /// The skb (for copying the payload out of it).
@@ -72,12 +74,19 @@ impl RxPacket {
 /// header), reading the payload in place.
 fn icrc_ok(skb: &SkBuff, lay: &RoceLayout) -> bool {
     let lin = skb.linear();
-    let (Some(ip_udp), Some(bth)) = (lin.get(..lay.bth_offset), lin.get(lay.bth_offset..lay.bth_offset + BTH_LEN)) else {
+    let (Some(ip_udp), Some(bth)) = (
+        lin.get(..lay.bth_offset),
+        lin.get(lay.bth_offset..lay.bth_offset + BTH_LEN),
+    ) else {
         return false;
     };
-    let Ok(mut h) = IcrcHasher::<KernelCrc32>::new(lay.version, ip_udp, bth) else { return false };
+    let Ok(mut h) = IcrcHasher::<KernelCrc32>::new(lay.version, ip_udp, bth) else {
+        return false;
+    };
     let start = lay.bth_offset + BTH_LEN;
-    let Some(covered) = lay.roce_len.checked_sub(BTH_LEN + ICRC_LEN) else { return false };
+    let Some(covered) = lay.roce_len.checked_sub(BTH_LEN + ICRC_LEN) else {
+        return false;
+    };
     if skb.for_each_chunk(start, covered, |c| h.update(c)).is_err() {
         return false;
     }
@@ -145,7 +154,11 @@ pub(crate) fn receive(dev: &DevCore, mut skb: SkBuff) {
             return;
         }
     };
-    let queue = if request { &qp.rx_requests } else { &qp.rx_responses };
+    let queue = if request {
+        &qp.rx_requests
+    } else {
+        &qp.rx_responses
+    };
     if let Err(skb) = queue.push(skb) {
         drop(skb);
         qp.count(Counter::RcvDropped);

@@ -45,7 +45,9 @@ pub(crate) fn run_if_free(qp: &Arc<Qp>) -> bool {
     if qp.is_dead() {
         return true;
     }
-    let Some(mut s) = qp.send.try_lock() else { return false };
+    let Some(mut s) = qp.send.try_lock() else {
+        return false;
+    };
     if run_locked(qp, &mut s) {
         drop(s);
         schedule_send(qp);

@@ -24,7 +24,10 @@ pub(crate) struct RateLimit {
 impl RateLimit {
     /// A limiter whose first window starts at the first message.
     pub(crate) const fn new() -> Self {
-        Self { window_start: Atomic::new(i64::MIN), printed: Atomic::new(0) }
+        Self {
+            window_start: Atomic::new(i64::MIN),
+            printed: Atomic::new(0),
+        }
     }
 
     /// Whether one more message may be printed now.

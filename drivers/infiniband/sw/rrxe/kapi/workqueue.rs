@@ -37,7 +37,12 @@ impl OwnedQueue {
         }
         // SAFETY: `"%s"` with one NUL-terminated string argument.
         let wq = unsafe {
-            bindings::alloc_workqueue_noprof(c"%s".as_char_ptr(), flags, max_active, name.as_char_ptr())
+            bindings::alloc_workqueue_noprof(
+                c"%s".as_char_ptr(),
+                flags,
+                max_active,
+                name.as_char_ptr(),
+            )
         };
         Ok(Self(NonNull::new(wq).ok_or(ENOMEM)?))
     }
@@ -75,8 +80,13 @@ impl QueueSlot {
     /// Puts `q` in the slot (which must be empty) until the guard drops.
     pub(crate) fn install(&'static self, q: OwnedQueue) -> Result<SlotGuard> {
         let raw = q.0.as_ptr();
-        self.0.cmpxchg(core::ptr::null_mut(), raw, Full).map_err(|_| EBUSY)?;
-        Ok(SlotGuard { slot: self, q: Some(q) })
+        self.0
+            .cmpxchg(core::ptr::null_mut(), raw, Full)
+            .map_err(|_| EBUSY)?;
+        Ok(SlotGuard {
+            slot: self,
+            q: Some(q),
+        })
     }
 
     /// Runs `f` with the queue, or returns `None` if the slot is empty.

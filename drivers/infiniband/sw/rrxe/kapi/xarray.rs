@@ -21,6 +21,12 @@
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{bindings, prelude::*, sync::Arc, types::ForeignOwnable, types::Opaque};
 
+/// `XA_ZERO_ENTRY`: what a reserved slot of an allocating xarray holds
+/// (`xa_mk_internal(257)`); loads see NULL, `__xa_cmpxchg` sees this.
+fn zero_entry() -> *mut core::ffi::c_void {
+    core::ptr::without_provenance_mut((257 << 2) | 2)
+}
+
 /// `Arc<T>`s by index, readable under RCU.
 ///
 /// # Invariants
@@ -69,7 +75,10 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
     /// Reserves a free index in `first ..= last`, searching cyclically from
     /// the last allocation; `ENOMEM` when the range is full.  May sleep.
     pub(crate) fn reserve(&self, first: u32, last: u32) -> Result<Reservation<'_, T>> {
-        let limit = bindings::xa_limit { min: first, max: last };
+        let limit = bindings::xa_limit {
+            min: first,
+            max: last,
+        };
         let mut index = 0u32;
         // SAFETY: The xarray is valid (invariant).  Under its lock,
         // `__xa_alloc_cyclic` reserves a slot for the NULL entry (it drops
@@ -90,7 +99,11 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         };
         // 1: the allocation wrapped around, which is fine.
         if ret < 0 {
-            return Err(if ret == -(bindings::EBUSY as i32) { ENOMEM } else { Error::from_errno(ret) });
+            return Err(if ret == -(bindings::EBUSY as i32) {
+                ENOMEM
+            } else {
+                Error::from_errno(ret)
+            });
         }
         Ok(Reservation { table: self, index })
     }
@@ -123,7 +136,8 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         // entry with NULL only if it is `obj`'s (no allocation: GFP 0).
         let old = unsafe {
             bindings::xa_lock(self.raw());
-            let o = bindings::__xa_cmpxchg(self.raw(), index as usize, want, core::ptr::null_mut(), 0);
+            let o =
+                bindings::__xa_cmpxchg(self.raw(), index as usize, want, core::ptr::null_mut(), 0);
             bindings::xa_unlock(self.raw());
             o
         };
@@ -157,7 +171,8 @@ impl<'a, T: Send + Sync + 'static> Reservation<'a, T> {
         // here on (invariant), or taken back below on failure.
         let old = unsafe {
             bindings::xa_lock(table.raw());
-            let o = bindings::__xa_store(table.raw(), index as usize, p.cast(), bindings::GFP_KERNEL);
+            let o =
+                bindings::__xa_store(table.raw(), index as usize, p.cast(), bindings::GFP_KERNEL);
             bindings::xa_unlock(table.raw());
             o
         };
@@ -166,11 +181,17 @@ impl<'a, T: Send + Sync + 'static> Reservation<'a, T> {
         if err != 0 {
             // SAFETY: The store failed, so `p` was not stored: ours again.
             drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(p) });
-            // SAFETY: Valid xarray; frees the reservation (a reserved slot
-            // compares equal to NULL).
+            // SAFETY: Valid xarray; frees the reservation (the reserved
+            // slot holds the zero entry, as `xa_release` expects).
             unsafe {
                 bindings::xa_lock(table.raw());
-                bindings::__xa_cmpxchg(table.raw(), index as usize, core::ptr::null_mut(), core::ptr::null_mut(), 0);
+                bindings::__xa_cmpxchg(
+                    table.raw(),
+                    index as usize,
+                    zero_entry(),
+                    core::ptr::null_mut(),
+                    0,
+                );
                 bindings::xa_unlock(table.raw());
             }
             return Err(Error::from_errno(err));
@@ -181,11 +202,17 @@ impl<'a, T: Send + Sync + 'static> Reservation<'a, T> {
 
 impl<T: Send + Sync + 'static> Drop for Reservation<'_, T> {
     fn drop(&mut self) {
-        // SAFETY: Valid xarray; replaces our reservation (which compares
-        // equal to NULL) with NULL, freeing the index.
+        // SAFETY: Valid xarray; replaces our reservation (the zero entry)
+        // with NULL, freeing the index (what `xa_release` does).
         unsafe {
             bindings::xa_lock(self.table.raw());
-            bindings::__xa_cmpxchg(self.table.raw(), self.index as usize, core::ptr::null_mut(), core::ptr::null_mut(), 0);
+            bindings::__xa_cmpxchg(
+                self.table.raw(),
+                self.index as usize,
+                zero_entry(),
+                core::ptr::null_mut(),
+                0,
+            );
             bindings::xa_unlock(self.table.raw());
         }
     }
@@ -197,7 +224,9 @@ impl<T: Send + Sync + 'static> PinnedDrop for RcuTable<T> {
         let mut index = 0usize;
         loop {
             // SAFETY: Valid xarray; we are its only user now.
-            let p = unsafe { bindings::xa_find(self.raw(), &mut index, usize::MAX, bindings::XA_PRESENT) };
+            let p = unsafe {
+                bindings::xa_find(self.raw(), &mut index, usize::MAX, bindings::XA_PRESENT)
+            };
             let Some(p) = NonNull::new(p) else { break };
             // SAFETY: Valid xarray; erases the entry we found (no readers
             // remain: the table is being dropped).
@@ -208,5 +237,45 @@ impl<T: Send + Sync + 'static> PinnedDrop for RcuTable<T> {
         }
         // SAFETY: Valid, empty xarray, not used after this.
         unsafe { bindings::xa_destroy(self.raw()) };
+    }
+}
+
+#[kernel::macros::kunit_tests(rrxe_rcu_table)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserve_publish_get_remove() -> Result {
+        let t = KBox::pin_init(RcuTable::<u32>::new(), GFP_KERNEL)?;
+        let r = t.reserve(16, 17)?;
+        let i = r.index();
+        assert!((16..=17).contains(&i));
+        // Reserved, not yet published: invisible.
+        assert!(t.get(i).is_none());
+        let obj = Arc::new(7u32, GFP_KERNEL)?;
+        r.publish(obj.clone())?;
+        assert_eq!(t.get(i).map(|o| *o), Some(7));
+        // Removing another object at that index does nothing.
+        let other = Arc::new(7u32, GFP_KERNEL)?;
+        assert!(t.remove(i, &other).is_none());
+        assert!(t.remove(i, &obj).is_some());
+        assert!(t.get(i).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn full_range_and_dropped_reservations() -> Result {
+        let t = KBox::pin_init(RcuTable::<u32>::new(), GFP_KERNEL)?;
+        let a = t.reserve(1, 2)?;
+        let b = t.reserve(1, 2)?;
+        assert!(t.reserve(1, 2).is_err());
+        let freed = b.index();
+        drop(b);
+        let c = t.reserve(1, 2)?;
+        assert_eq!(c.index(), freed);
+        a.publish(Arc::new(1u32, GFP_KERNEL)?)?;
+        // The table drops what is still published with it.
+        drop(c);
+        Ok(())
     }
 }

@@ -25,7 +25,11 @@ impl<T> Inflight<T> {
         for _ in 0..cap.max(1) {
             slots.push(None, GFP_KERNEL)?;
         }
-        Ok(Self { slots, head: 0, len: 0 })
+        Ok(Self {
+            slots,
+            head: 0,
+            len: 0,
+        })
     }
 
     pub(crate) fn len(&self) -> usize {

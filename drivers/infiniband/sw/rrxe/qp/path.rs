@@ -85,13 +85,21 @@ fn unpack(w: &[u32; WORDS]) -> Option<Endpoints> {
             daddr: [addr[16], addr[17], addr[18], addr[19]],
         }
     };
-    Some(Endpoints { ips, sport: (w[0] >> 16) as u16, tclass: w[1] as u8, hop_limit: (w[1] >> 8) as u8 })
+    Some(Endpoints {
+        ips,
+        sport: (w[0] >> 16) as u16,
+        tclass: w[1] as u8,
+        hop_limit: (w[1] >> 8) as u8,
+    })
 }
 
 impl PathCell {
     /// No path yet.
     pub(crate) fn new() -> Self {
-        Self { seq: Atomic::new(0), w: [const { Atomic::new(0) }; WORDS] }
+        Self {
+            seq: Atomic::new(0),
+            w: [const { Atomic::new(0) }; WORDS],
+        }
     }
 
     /// Sets (or clears) the path.  Callers serialise writes (the QP's
@@ -137,7 +145,10 @@ mod tests {
         let c = PathCell::new();
         assert_eq!(c.get(), None);
         let v4 = Endpoints {
-            ips: IpPair::V4 { saddr: [10, 0, 0, 1], daddr: [10, 0, 0, 2] },
+            ips: IpPair::V4 {
+                saddr: [10, 0, 0, 1],
+                daddr: [10, 0, 0, 2],
+            },
             sport: 0xc123,
             tclass: 0xb8,
             hop_limit: 17,
@@ -150,7 +161,12 @@ mod tests {
             a[i] = i as u8;
             b[i] = 0xf0 | i as u8;
         }
-        let v6 = Endpoints { ips: IpPair::V6 { saddr: a, daddr: b }, sport: 0xffff, tclass: 0, hop_limit: 255 };
+        let v6 = Endpoints {
+            ips: IpPair::V6 { saddr: a, daddr: b },
+            sport: 0xffff,
+            tclass: 0,
+            hop_limit: 255,
+        };
         c.set(Some(&v6));
         assert_eq!(c.get(), Some(v6));
         c.set(None);

@@ -59,6 +59,10 @@ pub(crate) struct RecvSide {
     pub(crate) write: Option<WriteTarget>,
     /// A PSN sequence NAK was sent and not yet resolved.
     pub(crate) nak_sent: bool,
+    /// A positive ACK through this PSN is owed and not yet sent: ACKs
+    /// are coalesced over one run of the receive task (IBTA allows one
+    /// ACK to acknowledge several requests).
+    pub(crate) ack_due: Option<Psn>,
     /// UC: drop packets until the next message starts.
     pub(crate) uc_drop: bool,
     /// The error state's flush ran (reset by `reset`).
@@ -71,7 +75,10 @@ impl RecvSide {
     pub(crate) fn new(rq: UserQueue) -> Result<Self> {
         Ok(Self {
             rq: Some(Arc::new(rq, GFP_KERNEL)?),
-            params: RecvParams { pmtu: 256, ..Default::default() },
+            params: RecvParams {
+                pmtu: 256,
+                ..Default::default()
+            },
             done: 0,
             psn: Psn::new(0),
             last_opcode: None,
@@ -79,6 +86,7 @@ impl RecvSide {
             wqe: None,
             write: None,
             nak_sent: false,
+            ack_due: None,
             uc_drop: false,
             err_flushed: false,
             route: None,
@@ -93,6 +101,7 @@ impl RecvSide {
         self.wqe = None;
         self.write = None;
         self.nak_sent = false;
+        self.ack_due = None;
         self.uc_drop = false;
         self.err_flushed = false;
         self.route = None;
@@ -117,6 +126,7 @@ impl RecvSide {
     /// Bounded by the ring's size.
     pub(crate) fn flush(&mut self, qp: &Qp) {
         self.write = None;
+        self.ack_due = None;
         if let Some(r) = self.wqe.take() {
             self.complete(qp, &qp.flush_cqe(r.hdr.wr_id, wc_opcode::RECV), false);
         }
@@ -126,7 +136,9 @@ impl RecvSide {
             let mut n = p.wrapping_sub(self.done) & mask;
             while n > 0 {
                 let mut b = [0u8; 8];
-                let wr_id = rq.read_slot(self.done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
+                let wr_id = rq
+                    .read_slot(self.done, &mut b)
+                    .map_or(0, |()| u64::from_ne_bytes(b));
                 self.complete(qp, &qp.flush_cqe(wr_id, wc_opcode::RECV), false);
                 n -= 1;
             }

@@ -55,8 +55,11 @@ pub(crate) struct SendSide {
     pub(crate) inflight: Inflight,
     /// Position in `inflight` of the WQE the requester sends next.
     pub(crate) next: usize,
-    /// Next PSN to send.
+    /// Next PSN to send (moves back on a retransmission).
     pub(crate) psn: Psn,
+    /// One past the highest PSN sent: it never moves back, so an
+    /// acknowledgement of a PSN sent before a rewind stays valid.
+    pub(crate) sent_end: Psn,
     /// Packets sent since the last one that asked for an ACK.
     pub(crate) noack: u32,
     /// Oldest unacknowledged PSN.
@@ -78,12 +81,16 @@ impl SendSide {
     pub(crate) fn new(sq: UserQueue, cap: usize) -> Result<Self> {
         Ok(Self {
             sq: Some(Arc::new(sq, GFP_KERNEL)?),
-            params: SendParams { pmtu: 256, ..Default::default() },
+            params: SendParams {
+                pmtu: 256,
+                ..Default::default()
+            },
             fetched: 0,
             done: 0,
             inflight: Inflight::new(cap)?,
             next: 0,
             psn: Psn::new(0),
+            sent_end: Psn::new(0),
             noack: 0,
             comp_psn: Psn::new(0),
             retry_left: 0,
@@ -124,8 +131,20 @@ impl SendSide {
         if status == WcStatus::Success && !signaled {
             return true;
         }
-        let opcode = if w.hdr.op.is_write() { wc_opcode::RDMA_WRITE } else { wc_opcode::SEND };
-        let cqe = Cqe { wr_id: w.hdr.wr_id, status, opcode, byte_len: w.hdr.length, imm: None, qp_num: qp.qpn, src_qp: 0 };
+        let opcode = if w.hdr.op.is_write() {
+            wc_opcode::RDMA_WRITE
+        } else {
+            wc_opcode::SEND
+        };
+        let cqe = Cqe {
+            wr_id: w.hdr.wr_id,
+            status,
+            opcode,
+            byte_len: w.hdr.length,
+            imm: None,
+            qp_num: qp.qpn,
+            src_qp: 0,
+        };
         qp.post_send_cqe(&cqe)
     }
 
@@ -155,7 +174,9 @@ impl SendSide {
             let mut n = p.wrapping_sub(self.done) & mask;
             while n > 0 {
                 let mut b = [0u8; 8];
-                let wr_id = sq.read_slot(self.done, &mut b).map_or(0, |()| u64::from_ne_bytes(b));
+                let wr_id = sq
+                    .read_slot(self.done, &mut b)
+                    .map_or(0, |()| u64::from_ne_bytes(b));
                 self.done = self.done.wrapping_add(1);
                 let _ = sq.publish_consumer(self.done);
                 let _ = qp.scq.post(&qp.flush_cqe(wr_id, wc_opcode::SEND), false);

@@ -143,11 +143,16 @@ fn check_values(a: &QpAttr, mask: u32) -> Result {
     if has(attr::MIN_RNR_TIMER) && a.min_rnr_timer > 31 {
         return Err(bad("min_rnr_timer", a.min_rnr_timer.into()));
     }
-    if has(attr::AV) && (u32::from(a.path.sgid_index) >= param::GID_TBL_LEN as u32 || a.path.port_num > 1) {
+    if has(attr::AV)
+        && (u32::from(a.path.sgid_index) >= param::GID_TBL_LEN as u32 || a.path.port_num > 1)
+    {
         return Err(bad("address vector sgid_index", a.path.sgid_index.into()));
     }
     if has(attr::AV) && IpPair::from_gids(&a.path.sgid, &a.path.dgid).is_none() {
-        return Err(bad("address vector (IPv4 and IPv6 GIDs mixed)", a.path.sgid_index.into()));
+        return Err(bad(
+            "address vector (IPv4 and IPv6 GIDs mixed)",
+            a.path.sgid_index.into(),
+        ));
     }
     if has(attr::CAP) || has(attr::ALT_PATH) || has(attr::PATH_MIG_STATE) || has(attr::RATE_LIMIT) {
         return Err(crate::kapi::eopnotsupp());
@@ -162,8 +167,16 @@ fn check_values(a: &QpAttr, mask: u32) -> Result {
 pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     let qp = &h.qp;
     let mut a = qp.attrs.lock();
-    let cur_raw = if mask & attr::CUR_STATE != 0 { new.cur_state } else { qp.state().raw() };
-    let next_raw = if mask & attr::STATE != 0 { new.state } else { cur_raw };
+    let cur_raw = if mask & attr::CUR_STATE != 0 {
+        new.cur_state
+    } else {
+        qp.state().raw()
+    };
+    let next_raw = if mask & attr::STATE != 0 {
+        new.state
+    } else {
+        cur_raw
+    };
     let cur = QpState::from_raw(cur_raw).ok_or_else(|| bad("cur_qp_state", cur_raw))?;
     let next = QpState::from_raw(next_raw).ok_or_else(|| bad("qp_state", next_raw))?;
     if check_modify_qp(cur, next, qp.qp_type, mask).is_err() {
@@ -231,6 +244,7 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
         if mask & attr::SQ_PSN != 0 {
             s.psn = Psn::new(a.sq_psn);
             s.comp_psn = s.psn;
+            s.sent_end = s.psn;
         }
         if mask & attr::RETRY_CNT != 0 {
             s.retry_left = a.retry_cnt;

@@ -126,6 +126,8 @@ impl NetDevice {
     /// Running with carrier: the RoCE port is ACTIVE exactly then.
     pub(crate) fn is_running_with_carrier(&self) -> bool {
         // SAFETY: Live device; both helpers only test state bits.
-        unsafe { bindings::netif_running(self.as_raw()) && bindings::netif_carrier_ok(self.as_raw()) }
+        unsafe {
+            bindings::netif_running(self.as_raw()) && bindings::netif_carrier_ok(self.as_raw())
+        }
     }
 }

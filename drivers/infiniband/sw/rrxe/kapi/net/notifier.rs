@@ -96,9 +96,7 @@ impl<H: NetdevHandler> NetdevNotifier<H> {
     ) -> kernel::ffi::c_int {
         // SAFETY: The netdevice notifier chain always passes a
         // `netdev_notifier_info` whose device is live for the callback.
-        let dev = unsafe {
-            NetDevice::from_raw(bindings::netdev_notifier_info_to_dev(ptr.cast()))
-        };
+        let dev = unsafe { NetDevice::from_raw(bindings::netdev_notifier_info_to_dev(ptr.cast())) };
         H::event(NetdevEvent::from_raw(event as u64), dev);
         bindings::NOTIFY_DONE as kernel::ffi::c_int
     }

@@ -57,7 +57,11 @@ impl Route {
                 let rt = from_err_ptr(unsafe { bindings::ip_route_output_key(net, &mut fl) })?;
                 let rt = NonNull::new(rt).ok_or(enetunreach())?;
                 // `dst` is the first member of `struct rtable`.
-                Ok(Self { dst: rt.cast(), v6: false, cookie: 0 })
+                Ok(Self {
+                    dst: rt.cast(),
+                    v6: false,
+                    cookie: 0,
+                })
             }
             IpPair::V6 { saddr, daddr } => {
                 // SAFETY: As above.
@@ -69,13 +73,22 @@ impl Route {
                 // SAFETY: Live namespace, valid flow; no socket, no final
                 // destination.  Returns a referenced dst or an error.
                 let dst = from_err_ptr(unsafe {
-                    bindings::ip6_dst_lookup_flow(net, core::ptr::null(), &mut fl, core::ptr::null())
+                    bindings::ip6_dst_lookup_flow(
+                        net,
+                        core::ptr::null(),
+                        &mut fl,
+                        core::ptr::null(),
+                    )
                 })?;
                 let dst = NonNull::new(dst).ok_or(enetunreach())?;
                 // SAFETY: An IPv6 output dst is the first member of a
                 // `struct rt6_info` we hold a reference on.
                 let cookie = unsafe { bindings::rt6_get_cookie(dst.as_ptr().cast()) };
-                Ok(Self { dst, v6: true, cookie })
+                Ok(Self {
+                    dst,
+                    v6: true,
+                    cookie,
+                })
             }
         }
     }
@@ -107,7 +120,12 @@ impl Route {
             return HH_DATA_MOD * 2;
         }
         // SAFETY: See `out_dev`; plain reads of configuration fields.
-        let (hh, extra) = unsafe { ((*dev).hard_header_len as usize, (*dev).needed_headroom as usize) };
+        let (hh, extra) = unsafe {
+            (
+                (*dev).hard_header_len as usize,
+                (*dev).needed_headroom as usize,
+            )
+        };
         ((hh + extra) & !(HH_DATA_MOD - 1)) + HH_DATA_MOD
     }
 }
@@ -143,7 +161,10 @@ impl TxPacket {
     /// Appends `n` zero bytes.
     pub(crate) fn append_zeros(&mut self, n: usize) -> Result<&[u8]> {
         // SAFETY: The closure writes all `n` bytes.
-        unsafe { self.skb.put_with(n, |dst| core::ptr::write_bytes(dst, 0, n)) }
+        unsafe {
+            self.skb
+                .put_with(n, |dst| core::ptr::write_bytes(dst, 0, n))
+        }
     }
 
     /// The skb, for the other kapi modules that append to it.

@@ -52,7 +52,8 @@ impl SkBuff {
         let size = kernel::ffi::c_uint::try_from(total).map_err(|_| EINVAL)?;
         // SAFETY: Plain allocation (process context, may sleep); no clone
         // flags, any NUMA node.
-        let skb = unsafe { bindings::__alloc_skb(size, bindings::GFP_KERNEL, 0, bindings::NUMA_NO_NODE) };
+        let skb =
+            unsafe { bindings::__alloc_skb(size, bindings::GFP_KERNEL, 0, bindings::NUMA_NO_NODE) };
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         // SAFETY: Fresh skb with `total` bytes of tailroom.
         unsafe { bindings::skb_reserve(skb.as_ptr(), headroom as i32) };
@@ -72,7 +73,11 @@ impl SkBuff {
     /// # Safety
     ///
     /// `fill` must initialise all `len` bytes at the pointer it gets.
-    pub(in crate::kapi) unsafe fn put_with(&mut self, len: usize, fill: impl FnOnce(*mut u8)) -> Result<&[u8]> {
+    pub(in crate::kapi) unsafe fn put_with(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(*mut u8),
+    ) -> Result<&[u8]> {
         let l = kernel::ffi::c_uint::try_from(len).map_err(|_| EINVAL)?;
         if len > self.tailroom() {
             return Err(EINVAL);
@@ -90,7 +95,9 @@ impl SkBuff {
     pub(super) fn put_bytes(&mut self, src: &[u8]) -> Result<&[u8]> {
         // SAFETY: The closure writes all `src.len()` bytes.
         unsafe {
-            self.put_with(src.len(), |dst| core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()))
+            self.put_with(src.len(), |dst| {
+                core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len())
+            })
         }
     }
 
@@ -127,7 +134,9 @@ impl SkBuff {
     /// Makes the first `n` bytes of data linear (`pskb_may_pull`); false
     /// if the packet is shorter than `n` or the pull fails.
     pub(crate) fn make_linear(&mut self, n: usize) -> bool {
-        let Ok(n32) = u32::try_from(n) else { return false };
+        let Ok(n32) = u32::try_from(n) else {
+            return false;
+        };
         // SAFETY: Valid skb we own; `pskb_may_pull` may reallocate the head
         // (no pointers into it are held across the call: `&mut self`).
         unsafe { bindings::pskb_may_pull(self.as_raw(), n32) }
@@ -147,7 +156,12 @@ impl SkBuff {
     /// Calls `f` on the data `[off, off + len)` piece by piece, in place
     /// (`skb_seq_read`: the linear part, then each fragment mapped in
     /// turn).  `EINVAL` if the range is outside the data.
-    pub(crate) fn for_each_chunk(&self, off: usize, len: usize, mut f: impl FnMut(&[u8])) -> Result {
+    pub(crate) fn for_each_chunk(
+        &self,
+        off: usize,
+        len: usize,
+        mut f: impl FnMut(&[u8]),
+    ) -> Result {
         let end = off.checked_add(len).ok_or(EINVAL)?;
         if end > self.len() {
             return Err(EINVAL);
@@ -155,7 +169,10 @@ impl SkBuff {
         if len == 0 {
             return Ok(());
         }
-        let (from, to) = (u32::try_from(off).map_err(|_| EINVAL)?, u32::try_from(end).map_err(|_| EINVAL)?);
+        let (from, to) = (
+            u32::try_from(off).map_err(|_| EINVAL)?,
+            u32::try_from(end).map_err(|_| EINVAL)?,
+        );
         // SAFETY: All-zeroes is a valid (unprepared) state; prepared next.
         let mut st: bindings::skb_seq_state = unsafe { core::mem::zeroed() };
         // SAFETY: Valid skb; `[from, to)` is within its data (checked).
@@ -192,13 +209,20 @@ impl SkBuff {
     /// # Safety
     ///
     /// `dst` must be valid for writes of `len` bytes.
-    pub(in crate::kapi) unsafe fn copy_bits_raw(&self, off: usize, dst: *mut u8, len: usize) -> Result {
+    pub(in crate::kapi) unsafe fn copy_bits_raw(
+        &self,
+        off: usize,
+        dst: *mut u8,
+        len: usize,
+    ) -> Result {
         let o = i32::try_from(off).map_err(|_| EINVAL)?;
         let l = i32::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: Valid skb; `skb_copy_bits` checks the range against the
         // data and copies from the linear part and fragments; `dst` is
         // valid for `len` bytes (caller's contract).
-        kernel::error::to_result(unsafe { bindings::skb_copy_bits(self.as_raw(), o, dst.cast(), l) })
+        kernel::error::to_result(unsafe {
+            bindings::skb_copy_bits(self.as_raw(), o, dst.cast(), l)
+        })
     }
 
     /// Copies `dst.len()` data bytes at `off` into `dst`.

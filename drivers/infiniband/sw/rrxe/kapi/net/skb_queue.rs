@@ -83,3 +83,34 @@ impl PinnedDrop for SkbQueue {
         self.purge();
     }
 }
+
+#[kernel::macros::kunit_tests(rrxe_skb_queue)]
+mod tests {
+    use super::*;
+
+    /// A small skb whose first byte is `tag`.
+    fn skb(tag: u8) -> Result<SkBuff> {
+        let mut s = SkBuff::alloc(0, 1)?;
+        s.put_bytes(&[tag])?;
+        Ok(s)
+    }
+
+    #[test]
+    fn holds_at_most_its_limit_in_order() -> Result {
+        let q = KBox::pin_init(SkbQueue::new(3), GFP_KERNEL)?;
+        let mut refused = 0;
+        for tag in 0..5u8 {
+            if q.push(skb(tag)?).is_err() {
+                refused += 1;
+            }
+        }
+        assert_eq!(refused, 2);
+        assert_eq!(q.len(), 3);
+        let first = q.pop().ok_or(EINVAL)?;
+        assert_eq!(first.linear(), &[0u8]);
+        assert_eq!(q.purge(), 2);
+        assert_eq!(q.len(), 0);
+        assert!(q.pop().is_none());
+        Ok(())
+    }
+}

@@ -118,7 +118,10 @@ impl<H: EncapRecv> TunnelSocket<H> {
         tcfg.encap_rcv = Some(encap_rcv::<H>);
         // SAFETY: `sock` was just created in `net`; `tcfg` is copied.
         unsafe { bindings::setup_udp_tunnel_sock(net.as_raw(), (*sock.as_ptr()).sk, &mut tcfg) };
-        Ok(Self { sock, _h: PhantomData })
+        Ok(Self {
+            sock,
+            _h: PhantomData,
+        })
     }
 }
 
@@ -139,14 +142,23 @@ impl<H: EncapRecv> Drop for TunnelSocket<H> {
 /// # Safety
 ///
 /// Called by the UDP stack with an skb whose ownership passes to us.
-unsafe extern "C" fn encap_rcv<H: EncapRecv>(_sk: *mut bindings::sock, skb: *mut bindings::sk_buff) -> kernel::ffi::c_int {
+unsafe extern "C" fn encap_rcv<H: EncapRecv>(
+    _sk: *mut bindings::sock,
+    skb: *mut bindings::sk_buff,
+) -> kernel::ffi::c_int {
     // SAFETY: Ownership of `skb` is ours (return 0 = consumed).
     let Some(skb) = (unsafe { SkBuff::from_raw(skb) }) else {
         return 0;
     };
     // SAFETY: A received skb's `dev` is the live receiving device for the
     // duration of the softirq (RCU).
-    let dev = unsafe { (*skb.as_raw()).__bindgen_anon_1.__bindgen_anon_1.__bindgen_anon_1.dev };
+    let dev = unsafe {
+        (*skb.as_raw())
+            .__bindgen_anon_1
+            .__bindgen_anon_1
+            .__bindgen_anon_1
+            .dev
+    };
     if dev.is_null() {
         return 0;
     }

@@ -4,7 +4,15 @@
 //! driver's [`Driver::Cq`] after it (`size_ib_cq`); `create_cq` moves the
 //! driver value in, `destroy_cq` drops it.  Other CQ verbs borrow it.
 
-use kernel::{bindings, error::from_result, ffi::c_int, new_spinlock, prelude::*, sync::{Arc, SpinLock}, types::Opaque};
+use kernel::{
+    bindings,
+    error::from_result,
+    ffi::c_int,
+    new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+    types::Opaque,
+};
 
 use super::device::{Device, Driver};
 use super::udata::UData;
@@ -32,7 +40,10 @@ pub(crate) struct CqEvents(Arc<SpinLock<Option<RawCq>>>);
 
 impl CqEvents {
     fn new(cq: *mut bindings::ib_cq) -> Result<Self> {
-        Ok(Self(Arc::pin_init(new_spinlock!(Some(RawCq(cq))), GFP_KERNEL)?))
+        Ok(Self(Arc::pin_init(
+            new_spinlock!(Some(RawCq(cq))),
+            GFP_KERNEL,
+        )?))
     }
 
     /// Calls the CQ's completion handler, if the CQ still exists.
@@ -92,7 +103,9 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
         unsafe {
             let dev = Device::<T>::from_raw((*cq).device);
             let a = &*attr;
-            let user = if attrs.is_null() || (*attrs).__bindgen_anon_1.__bindgen_anon_1.context.is_null() {
+            let user = if attrs.is_null()
+                || (*attrs).__bindgen_anon_1.__bindgen_anon_1.context.is_null()
+            {
                 None
             } else {
                 let b = &mut (*attrs).__bindgen_anon_1.__bindgen_anon_1;
@@ -101,7 +114,11 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
                     udata: UData::from_raw(&mut b.driver_udata).ok_or(EINVAL)?,
                 })
             };
-            let req = CqAttr { cqe: a.cqe, comp_vector: a.comp_vector, flags: a.flags };
+            let req = CqAttr {
+                cqe: a.cqe,
+                comp_vector: a.comp_vector,
+                flags: a.flags,
+            };
             let events = CqEvents::new(cq)?;
             let (data, cqe) = T::create_cq(dev, req, user, events.clone())?;
             (*cq).cqe = cqe as c_int;
@@ -129,7 +146,10 @@ pub(super) unsafe fn data<'a, T: Driver>(cq: *mut bindings::ib_cq) -> &'a T::Cq 
 /// # Safety
 ///
 /// Only called by ib_core, once, for a CQ created by `create_cq`.
-pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(cq: *mut bindings::ib_cq, _u: *mut bindings::ib_udata) -> c_int {
+pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(
+    cq: *mut bindings::ib_cq,
+    _u: *mut bindings::ib_udata,
+) -> c_int {
     // SAFETY: The CQ was created (ib_core only destroys created CQs) and is
     // never used by a verb again.  Event sources are cut off before ib_core
     // frees the CQ.

@@ -229,7 +229,10 @@ impl<T: Driver> Device<T> {
         // SAFETY: `init_net` is the always-present initial namespace, as the
         // C `ib_alloc_device()` macro passes it.
         let ib = unsafe {
-            bindings::_ib_alloc_device(size_of::<Self>(), core::ptr::addr_of_mut!(bindings::init_net))
+            bindings::_ib_alloc_device(
+                size_of::<Self>(),
+                core::ptr::addr_of_mut!(bindings::init_net),
+            )
         };
         let ib = NonNull::new(ib).ok_or(ENOMEM)?;
         let this = ib.as_ptr().cast::<Self>();
@@ -264,7 +267,8 @@ impl<T: Driver> Device<T> {
             (*d).name_assign_type = bindings::rdma_nl_name_assign_type_RDMA_NAME_ASSIGN_TYPE_USER;
             // Same uverbs command mask additions as C rxe: librxe's doorbell
             // (an empty post_send) and CQ arming go through the kernel.
-            (*d).uverbs_cmd_mask |= (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+            (*d).uverbs_cmd_mask |= (1u64
+                << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
                 | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
         }
 
@@ -283,9 +287,15 @@ impl<T: Driver> Device<T> {
         }
         // SAFETY: Valid device; `name` is NUL-terminated; no DMA device
         // (software device, like C rxe).
-        let ret = unsafe { bindings::ib_register_device(ib.as_ptr(), name.as_char_ptr(), core::ptr::null_mut()) };
+        let ret = unsafe {
+            bindings::ib_register_device(ib.as_ptr(), name.as_char_ptr(), core::ptr::null_mut())
+        };
         if ret != 0 {
-            let e = if ret == -ENFILE { EEXIST } else { Error::from_errno(ret) };
+            let e = if ret == -ENFILE {
+                EEXIST
+            } else {
+                Error::from_errno(ret)
+            };
             return Err(fail(e));
         }
         Ok(dref)
@@ -307,7 +317,10 @@ impl<T: Driver> Device<T> {
             unsafe { bindings::ib_device_put(ib.as_ptr()) };
             return None;
         }
-        Some(Registered { ptr: ib.cast(), _p: PhantomData })
+        Some(Registered {
+            ptr: ib.cast(),
+            _p: PhantomData,
+        })
     }
 }
 
@@ -339,8 +352,13 @@ unsafe impl<T: Driver> Sync for DeviceRef<T> {}
 impl<T: Driver> DeviceRef<T> {
     fn new(ib: NonNull<bindings::ib_device>) -> Self {
         // SAFETY: `ib` is a live device; `dev` is its embedded struct device.
-        unsafe { bindings::get_device(core::ptr::addr_of_mut!((*ib.as_ptr()).__bindgen_anon_1.dev)) };
-        Self { ptr: ib, _p: PhantomData }
+        unsafe {
+            bindings::get_device(core::ptr::addr_of_mut!((*ib.as_ptr()).__bindgen_anon_1.dev))
+        };
+        Self {
+            ptr: ib,
+            _p: PhantomData,
+        }
     }
 
     /// Unregisters the device and waits until it is fully gone (its
@@ -374,7 +392,11 @@ impl<T: Driver> Drop for DeviceRef<T> {
     fn drop(&mut self) {
         // SAFETY: Gives back the reference taken in `new`; this may free
         // the device, which nothing else here touches afterwards.
-        unsafe { bindings::put_device(core::ptr::addr_of_mut!((*self.ptr.as_ptr()).__bindgen_anon_1.dev)) };
+        unsafe {
+            bindings::put_device(core::ptr::addr_of_mut!(
+                (*self.ptr.as_ptr()).__bindgen_anon_1.dev
+            ))
+        };
     }
 }
 

@@ -49,15 +49,32 @@ unsafe impl Sync for UserMemory {}
 impl UserMemory {
     /// Pins `len` bytes of the calling process's memory at `addr` with
     /// `IB_ACCESS_*` flags `access` (write access pins for writing).
-    pub(crate) fn pin<T: Driver>(dev: &Device<T>, addr: u64, len: u64, access: u32) -> Result<Self> {
+    pub(crate) fn pin<T: Driver>(
+        dev: &Device<T>,
+        addr: u64,
+        len: u64,
+        access: u32,
+    ) -> Result<Self> {
         let len = usize::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: Called in the context of the process whose memory is
         // pinned (a uverbs command); ib_core validates the range.
         let umem = from_err_ptr(unsafe {
-            bindings::ib_umem_get_attr_or_va(dev.as_raw(), core::ptr::null(), 0, addr, len, access as c_int)
+            bindings::ib_umem_get_attr_or_va(
+                dev.as_raw(),
+                core::ptr::null(),
+                0,
+                addr,
+                len,
+                access as c_int,
+            )
         })?;
         let umem = NonNull::new(umem).ok_or(ENOMEM)?;
-        let mut this = Self { umem, pages: KVec::new(), first_offset: 0, len };
+        let mut this = Self {
+            umem,
+            pages: KVec::new(),
+            first_offset: 0,
+            len,
+        };
         this.collect_pages()?;
         Ok(this)
     }
@@ -82,7 +99,8 @@ impl UserMemory {
                     if self.pages.len() == need {
                         break;
                     }
-                    self.pages.push(NonNull::new(first.add(i)).ok_or(EFAULT)?, GFP_KERNEL)?;
+                    self.pages
+                        .push(NonNull::new(first.add(i)).ok_or(EFAULT)?, GFP_KERNEL)?;
                 }
                 sg = bindings::sg_next(sg);
             }
@@ -95,7 +113,12 @@ impl UserMemory {
 
     /// Runs `f` on each piece of `[off, off + len)`, page by page, with the
     /// piece mapped; `EFAULT` if the range is outside the region.
-    fn for_each_piece(&self, off: usize, len: usize, mut f: impl FnMut(*mut u8, usize, usize)) -> Result {
+    fn for_each_piece(
+        &self,
+        off: usize,
+        len: usize,
+        mut f: impl FnMut(*mut u8, usize, usize),
+    ) -> Result {
         let end = off.checked_add(len).ok_or(EFAULT)?;
         if end > self.len {
             return Err(EFAULT);
@@ -123,7 +146,13 @@ impl UserMemory {
     /// Appends `n` bytes of the region at offset `off` to `pkt`, copying
     /// straight from the pinned pages into the skb, and calls `f` on each
     /// piece as written (to checksum it while it is in cache).
-    pub(crate) fn append_to(&self, pkt: &mut TxPacket, off: usize, n: usize, mut f: impl FnMut(&[u8])) -> Result {
+    pub(crate) fn append_to(
+        &self,
+        pkt: &mut TxPacket,
+        off: usize,
+        n: usize,
+        mut f: impl FnMut(&[u8]),
+    ) -> Result {
         let mut res = Ok(());
         self.for_each_piece(off, n, |src, _, len| {
             if res.is_err() {
@@ -133,7 +162,8 @@ impl UserMemory {
             // writes exactly `len` bytes.  (User space may write the region
             // concurrently: the copy is a byte snapshot.)
             let put = unsafe {
-                pkt.skb_mut().put_with(len, |dst| core::ptr::copy_nonoverlapping(src, dst, len))
+                pkt.skb_mut()
+                    .put_with(len, |dst| core::ptr::copy_nonoverlapping(src, dst, len))
             };
             match put {
                 Ok(written) => f(written),
@@ -146,7 +176,13 @@ impl UserMemory {
     /// Copies `n` bytes of `skb`'s data at `skb_off` into the region at
     /// offset `off`, from the skb's linear part and fragments directly into
     /// the pinned pages.
-    pub(crate) fn write_from_skb(&self, off: usize, skb: &SkBuff, skb_off: usize, n: usize) -> Result {
+    pub(crate) fn write_from_skb(
+        &self,
+        off: usize,
+        skb: &SkBuff,
+        skb_off: usize,
+        n: usize,
+    ) -> Result {
         let mut res = Ok(());
         self.for_each_piece(off, n, |dst, at, len| {
             if res.is_ok() {
@@ -157,7 +193,6 @@ impl UserMemory {
         })?;
         res
     }
-
 }
 
 impl Drop for UserMemory {
@@ -192,7 +227,15 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
     let res = (|| -> Result<*mut bindings::ib_mr> {
         // SAFETY: ib_core's contract (see above).
         let (dev, udata) = unsafe { (Device::<T>::from_raw((*pd).device), UData::from_raw(udata)) };
-        let (data, key) = T::reg_user_mr(dev, PdId::from_raw(pd), start, length, iova, access as u32, udata)?;
+        let (data, key) = T::reg_user_mr(
+            dev,
+            PdId::from_raw(pd),
+            start,
+            length,
+            iova,
+            access as u32,
+            udata,
+        )?;
         let obj = KBox::new(
             MrObj::<T> {
                 // SAFETY: All-zeroes is a valid `ib_mr`; ib_core fills in the
@@ -223,7 +266,10 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
 /// # Safety
 ///
 /// Only called by ib_core, once, for an MR returned by `reg_user_mr`.
-pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(mr: *mut bindings::ib_mr, _u: *mut bindings::ib_udata) -> c_int {
+pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(
+    mr: *mut bindings::ib_mr,
+    _u: *mut bindings::ib_udata,
+) -> c_int {
     // SAFETY: `mr` is the first field of an `MrObj<T>` from `KBox::into_raw`
     // and ib_core never uses it again; `device` was set by ib_core.
     unsafe {

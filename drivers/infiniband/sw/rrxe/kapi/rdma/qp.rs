@@ -234,9 +234,15 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
                 return Err(EINVAL);
             }
             // ib_core holds both CQs (usecnt) until the QP is destroyed.
-            let cqs = (super::cq::data::<T>(i.send_cq), super::cq::data::<T>(i.recv_cq));
+            let cqs = (
+                super::cq::data::<T>(i.send_cq),
+                super::cq::data::<T>(i.recv_cq),
+            );
             let user = match UData::from_raw(udata) {
-                Some(u) => Some(UserCaller { ctx: u.user_context().ok_or(EINVAL)?, udata: u }),
+                Some(u) => Some(UserCaller {
+                    ctx: u.user_context().ok_or(EINVAL)?,
+                    udata: u,
+                }),
                 None => None,
             };
             let (data, qpn) = T::create_qp(dev, &mut req, cqs, user)?;
@@ -309,7 +315,10 @@ pub(super) unsafe extern "C" fn query_qp<T: Driver>(
 /// # Safety
 ///
 /// Only called by ib_core, once, for a QP created by `create_qp`.
-pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(qp: *mut bindings::ib_qp, _u: *mut bindings::ib_udata) -> c_int {
+pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(
+    qp: *mut bindings::ib_qp,
+    _u: *mut bindings::ib_udata,
+) -> c_int {
     // SAFETY: The QP was created and is never used by a verb again; its
     // data is moved out exactly once.
     unsafe {

@@ -19,7 +19,11 @@ unsafe impl Sync for StatDesc {}
 impl StatDesc {
     /// A counter called `name`.
     pub(crate) const fn new(name: &'static CStr) -> Self {
-        Self(bindings::rdma_stat_desc { name: core::ffi::CStr::as_ptr(name).cast(), flags: 0, priv_: core::ptr::null() })
+        Self(bindings::rdma_stat_desc {
+            name: core::ffi::CStr::as_ptr(name).cast(),
+            flags: 0,
+            priv_: core::ptr::null(),
+        })
     }
 }
 

@@ -43,7 +43,9 @@ impl<'a> UData<'a> {
     /// zero-padded to its length (ib_core's forward-compatibility rule).
     pub(crate) fn respond(&mut self, resp: &[u8]) -> Result {
         // SAFETY: `raw` is a valid udata; `resp` is readable for its length.
-        to_result(unsafe { bindings::_ib_respond_udata(self.raw, resp.as_ptr().cast(), resp.len()) })
+        to_result(unsafe {
+            bindings::_ib_respond_udata(self.raw, resp.as_ptr().cast(), resp.len())
+        })
     }
 
     /// The user context of the process making the call.
@@ -53,7 +55,10 @@ impl<'a> UData<'a> {
     /// `self` must be the `driver_udata` of a `uverbs_attr_bundle`, which
     /// is what ib_core passes to every verb it calls for user space.
     pub(crate) unsafe fn user_context(&self) -> Option<super::umap::UserContext<'a>> {
-        let off = core::mem::offset_of!(bindings::uverbs_attr_bundle__bindgen_ty_1__bindgen_ty_1, driver_udata);
+        let off = core::mem::offset_of!(
+            bindings::uverbs_attr_bundle__bindgen_ty_1__bindgen_ty_1,
+            driver_udata
+        );
         // SAFETY: Per the function's contract the udata sits at `off` in the
         // bundle's leading union; the bundle outlives the call (`'a`).
         unsafe {

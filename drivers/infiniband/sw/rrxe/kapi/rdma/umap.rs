@@ -37,7 +37,9 @@ impl<'a> UserContext<'a> {
     /// `raw` must point to a live user context for `'a`.
     pub(crate) unsafe fn from_raw(raw: *mut bindings::ib_ucontext) -> Self {
         // SAFETY: Per the function's contract; `Opaque` is transparent.
-        Self { raw: unsafe { &*raw.cast() } }
+        Self {
+            raw: unsafe { &*raw.cast() },
+        }
     }
 }
 
@@ -62,7 +64,10 @@ impl UserMapping {
         let pages = len.checked_next_multiple_of(PAGE_SIZE).ok_or(EINVAL)?;
         // SAFETY: Plain allocation; the result is zeroed, page aligned and
         // flagged VM_USERMAP, or null.
-        let area = NonNull::new(unsafe { bindings::vmalloc_user(pages as kernel::ffi::c_ulong) }.cast::<u8>()).ok_or(ENOMEM)?;
+        let area = NonNull::new(
+            unsafe { bindings::vmalloc_user(pages as kernel::ffi::c_ulong) }.cast::<u8>(),
+        )
+        .ok_or(ENOMEM)?;
         let entry = KBox::new(
             Entry {
                 // SAFETY: All-zeroes is the state ib_core expects before
@@ -85,7 +90,11 @@ impl UserMapping {
         // SAFETY: `uctx` is live; the entry is zeroed and stays at this
         // address until `mmap_free` frees it.
         let ret = unsafe {
-            bindings::rdma_user_mmap_entry_insert(uctx.raw.get(), (*entry.as_ptr()).entry.get(), pages)
+            bindings::rdma_user_mmap_entry_insert(
+                uctx.raw.get(),
+                (*entry.as_ptr()).entry.get(),
+                pages,
+            )
         };
         if let Err(e) = to_result(ret) {
             // SAFETY: Insertion failed, so ib_core never saw the entry.

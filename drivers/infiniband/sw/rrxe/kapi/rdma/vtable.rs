@@ -149,7 +149,10 @@ unsafe extern "C" fn get_port_immutable<T: Driver>(
 ///
 /// Only called by ib_core, through the ops table, with the arguments its
 /// `struct ib_device_ops` documents as valid for the call.
-unsafe extern "C" fn get_link_layer(_ib: *mut bindings::ib_device, _port: u32) -> bindings::rdma_link_layer {
+unsafe extern "C" fn get_link_layer(
+    _ib: *mut bindings::ib_device,
+    _port: u32,
+) -> bindings::rdma_link_layer {
     bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
 }
 
@@ -176,7 +179,12 @@ unsafe extern "C" fn alloc_ucontext<T: Driver>(
     from_result(|| {
         // SAFETY: ib_core passes a context whose `device` is ours and live,
         // and a valid or null udata.
-        unsafe { T::alloc_ucontext(Device::<T>::from_raw((*uctx).device), UData::from_raw(udata))? };
+        unsafe {
+            T::alloc_ucontext(
+                Device::<T>::from_raw((*uctx).device),
+                UData::from_raw(udata),
+            )?
+        };
         Ok(0)
     })
 }
@@ -194,7 +202,10 @@ unsafe extern "C" fn dealloc_ucontext<T: Driver>(uctx: *mut bindings::ib_ucontex
 ///
 /// Only called by ib_core, through the ops table, with the arguments its
 /// `struct ib_device_ops` documents as valid for the call.
-unsafe extern "C" fn alloc_pd<T: Driver>(pd: *mut bindings::ib_pd, udata: *mut bindings::ib_udata) -> c_int {
+unsafe extern "C" fn alloc_pd<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
     from_result(|| {
         // SAFETY: ib_core passes a PD whose `device` is ours and live.
         unsafe { T::alloc_pd(Device::<T>::from_raw((*pd).device), UData::from_raw(udata))? };
@@ -206,7 +217,10 @@ unsafe extern "C" fn alloc_pd<T: Driver>(pd: *mut bindings::ib_pd, udata: *mut b
 ///
 /// Only called by ib_core, through the ops table, with the arguments its
 /// `struct ib_device_ops` documents as valid for the call.
-unsafe extern "C" fn dealloc_pd<T: Driver>(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
+unsafe extern "C" fn dealloc_pd<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     from_result(|| {
         // SAFETY: As in `alloc_pd`.
         unsafe { T::dealloc_pd(Device::<T>::from_raw((*pd).device))? };

@@ -116,7 +116,10 @@ mod tests {
         assert_eq!(u32::from_ne_bytes(b[12..16].try_into().unwrap()), 128);
         assert_eq!(u32::from_ne_bytes(b[20..24].try_into().unwrap()), 4096);
         assert_eq!(&b[24..28], &[0xaa, 0xbb, 0xcc, 0xdd]);
-        assert_eq!(u32::from_ne_bytes(b[36..40].try_into().unwrap()), WC_WITH_IMM);
+        assert_eq!(
+            u32::from_ne_bytes(b[36..40].try_into().unwrap()),
+            WC_WITH_IMM
+        );
         assert_eq!(b[46], 1);
         let plain = Cqe { imm: None, ..c }.encode();
         assert_eq!(&plain[24..28], &[0; 4]);

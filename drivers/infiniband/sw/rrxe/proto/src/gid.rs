@@ -5,7 +5,16 @@
 /// Modified EUI-64 of a MAC address as a big-endian byte array: the MAC
 /// split by `ff:fe`, with the universal/local bit inverted.
 pub fn eui64_from_mac(mac: [u8; 6]) -> [u8; 8] {
-    [mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]
+    [
+        mac[0] ^ 0x02,
+        mac[1],
+        mac[2],
+        0xff,
+        0xfe,
+        mac[3],
+        mac[4],
+        mac[5],
+    ]
 }
 
 /// GUID (node, port or system image) for a MAC address, as a host-order
@@ -101,7 +110,10 @@ mod tests {
     #[test]
     fn eui64_flips_ul_bit_and_inserts_fffe() {
         let mac = [0x52, 0x54, 0x00, 0x12, 0x34, 0x56];
-        assert_eq!(eui64_from_mac(mac), [0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x56]);
+        assert_eq!(
+            eui64_from_mac(mac),
+            [0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x56]
+        );
         assert_eq!(guid_from_mac(mac), 0x505400fffe123456);
     }
 

@@ -87,19 +87,35 @@ impl<'a> Packet<'a> {
     /// [`Self::payload`] returns only the part the prefix holds.
     pub fn parse_l3_prefix(l3: &'a [u8], l3_len: usize) -> Result<(Self, RoceLayout), ParseError> {
         let lay = locate_prefix(l3, l3_len).map_err(ParseError::L3)?;
-        let avail = l3.get(lay.bth_offset..).ok_or(ParseError::L3(L3Error::Truncated))?;
+        let avail = l3
+            .get(lay.bth_offset..)
+            .ok_or(ParseError::L3(L3Error::Truncated))?;
         let roce = avail.get(..lay.roce_len.min(avail.len())).unwrap_or(avail);
         let (bth, _) = Bth::parse(roce).map_err(|_| ParseError::TooShort)?;
         let info = opcode_info(bth.opcode()).ok_or(ParseError::UnknownOpcode(bth.opcode()))?;
         let need = info.header_len() + usize::from(bth.pad()) + ICRC_LEN;
-        let payload_len = lay.roce_len.checked_sub(need).ok_or(ParseError::Truncated {
-            need,
-            have: lay.roce_len,
-        })?;
+        let payload_len = lay
+            .roce_len
+            .checked_sub(need)
+            .ok_or(ParseError::Truncated {
+                need,
+                have: lay.roce_len,
+            })?;
         if roce.len() < info.header_len() {
-            return Err(ParseError::Truncated { need: info.header_len(), have: roce.len() });
+            return Err(ParseError::Truncated {
+                need: info.header_len(),
+                have: roce.len(),
+            });
         }
-        Ok((Packet { bytes: roce, bth, info, payload_len }, lay))
+        Ok((
+            Packet {
+                bytes: roce,
+                bth,
+                info,
+                payload_len,
+            },
+            lay,
+        ))
     }
 
     /// Offset of the payload from the BTH (the header length).

@@ -33,7 +33,10 @@ impl IpPair {
     pub fn from_gids(sgid: &[u8; 16], dgid: &[u8; 16]) -> Option<Self> {
         match (gid_ipv4(sgid), gid_ipv4(dgid)) {
             (Some(saddr), Some(daddr)) => Some(IpPair::V4 { saddr, daddr }),
-            (None, None) => Some(IpPair::V6 { saddr: *sgid, daddr: *dgid }),
+            (None, None) => Some(IpPair::V6 {
+                saddr: *sgid,
+                daddr: *dgid,
+            }),
             _ => None,
         }
     }
@@ -76,7 +79,13 @@ mod tests {
     #[test]
     fn ipv4_mapped_gids_give_ipv4() {
         let p = IpPair::from_gids(&v4([10, 0, 0, 1]), &v4([10, 0, 0, 2])).unwrap();
-        assert_eq!(p, IpPair::V4 { saddr: [10, 0, 0, 1], daddr: [10, 0, 0, 2] });
+        assert_eq!(
+            p,
+            IpPair::V4 {
+                saddr: [10, 0, 0, 1],
+                daddr: [10, 0, 0, 2]
+            }
+        );
         assert!(p.is_v4());
     }
 
@@ -85,19 +94,31 @@ mod tests {
         let mut ll = [0u8; 16];
         ll[0] = 0xfe;
         ll[1] = 0x80;
-        assert!(matches!(IpPair::from_gids(&ll, &ll), Some(IpPair::V6 { .. })));
+        assert!(matches!(
+            IpPair::from_gids(&ll, &ll),
+            Some(IpPair::V6 { .. })
+        ));
         assert!(IpPair::from_gids(&v4([1, 2, 3, 4]), &ll).is_none());
         assert!(IpPair::from_gids(&ll, &v4([1, 2, 3, 4])).is_none());
     }
 
     #[test]
     fn accepts_only_the_peer_to_us() {
-        let p = IpPair::V4 { saddr: [10, 0, 0, 1], daddr: [10, 0, 0, 2] };
+        let p = IpPair::V4 {
+            saddr: [10, 0, 0, 1],
+            daddr: [10, 0, 0, 2],
+        };
         assert!(p.accepts(&[10, 0, 0, 2], &[10, 0, 0, 1]));
         assert!(!p.accepts(&[10, 0, 0, 3], &[10, 0, 0, 1]), "forged source");
-        assert!(!p.accepts(&[10, 0, 0, 2], &[10, 0, 0, 9]), "other destination");
+        assert!(
+            !p.accepts(&[10, 0, 0, 2], &[10, 0, 0, 9]),
+            "other destination"
+        );
         assert!(!p.accepts(&[10, 0, 0, 1], &[10, 0, 0, 2]), "reversed");
-        assert!(!p.accepts(&[10, 0, 0, 2, 0], &[10, 0, 0, 1]), "wrong length");
+        assert!(
+            !p.accepts(&[10, 0, 0, 2, 0], &[10, 0, 0, 1]),
+            "wrong length"
+        );
         let mut a = [0u8; 16];
         a[15] = 1;
         let mut b = a;
@@ -110,7 +131,10 @@ mod tests {
 
     #[test]
     fn loopback_path_accepts_itself() {
-        let p = IpPair::V4 { saddr: [10, 0, 0, 1], daddr: [10, 0, 0, 1] };
+        let p = IpPair::V4 {
+            saddr: [10, 0, 0, 1],
+            daddr: [10, 0, 0, 1],
+        };
         assert!(p.accepts(&[10, 0, 0, 1], &[10, 0, 0, 1]));
     }
 

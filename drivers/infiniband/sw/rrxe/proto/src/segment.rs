@@ -41,17 +41,27 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
     let pick = |r: u8, u: u8| if rc { r } else { u };
     let imm = op.has_imm();
     Some(match (op.is_write(), first, last) {
-        (false, true, true) if imm => pick(RC_SEND_ONLY_WITH_IMMEDIATE, UC_SEND_ONLY_WITH_IMMEDIATE),
+        (false, true, true) if imm => {
+            pick(RC_SEND_ONLY_WITH_IMMEDIATE, UC_SEND_ONLY_WITH_IMMEDIATE)
+        }
         (false, true, true) => pick(RC_SEND_ONLY, UC_SEND_ONLY),
         (false, true, false) => pick(RC_SEND_FIRST, UC_SEND_FIRST),
         (false, false, false) => pick(RC_SEND_MIDDLE, UC_SEND_MIDDLE),
-        (false, false, true) if imm => pick(RC_SEND_LAST_WITH_IMMEDIATE, UC_SEND_LAST_WITH_IMMEDIATE),
+        (false, false, true) if imm => {
+            pick(RC_SEND_LAST_WITH_IMMEDIATE, UC_SEND_LAST_WITH_IMMEDIATE)
+        }
         (false, false, true) => pick(RC_SEND_LAST, UC_SEND_LAST),
-        (true, true, true) if imm => pick(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE),
+        (true, true, true) if imm => pick(
+            RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+            UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+        ),
         (true, true, true) => pick(RC_RDMA_WRITE_ONLY, UC_RDMA_WRITE_ONLY),
         (true, true, false) => pick(RC_RDMA_WRITE_FIRST, UC_RDMA_WRITE_FIRST),
         (true, false, false) => pick(RC_RDMA_WRITE_MIDDLE, UC_RDMA_WRITE_MIDDLE),
-        (true, false, true) if imm => pick(RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, UC_RDMA_WRITE_LAST_WITH_IMMEDIATE),
+        (true, false, true) if imm => pick(
+            RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+            UC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+        ),
         (true, false, true) => pick(RC_RDMA_WRITE_LAST, UC_RDMA_WRITE_LAST),
     })
 }
@@ -76,25 +86,49 @@ mod tests {
         assert_eq!(payload_of(2, 2500, 1024), (2048, 452));
         assert_eq!(payload_of(3, 2500, 1024), (2500, 0));
         assert_eq!(payload_of(0, 0, 1024), (0, 0));
-        let total: u32 = (0..packets(70000, 4096)).map(|k| payload_of(k, 70000, 4096).1).sum();
+        let total: u32 = (0..packets(70000, 4096))
+            .map(|k| payload_of(k, 70000, 4096).1)
+            .sum();
         assert_eq!(total, 70000);
     }
 
     #[test]
     fn opcodes_follow_position() {
-        let ops: [u8; 3] = core::array::from_fn(|k| request_opcode(QpType::Rc, SendOp::SendImm, k as u32, 3).unwrap());
-        assert_eq!(ops, [RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_LAST_WITH_IMMEDIATE]);
-        assert_eq!(request_opcode(QpType::Uc, SendOp::Send, 0, 1), Some(UC_SEND_ONLY));
-        assert_eq!(request_opcode(QpType::Rc, SendOp::Write, 0, 2), Some(RC_RDMA_WRITE_FIRST));
-        assert_eq!(request_opcode(QpType::Uc, SendOp::WriteImm, 1, 2), Some(UC_RDMA_WRITE_LAST_WITH_IMMEDIATE));
-        assert_eq!(request_opcode(QpType::Rc, SendOp::WriteImm, 0, 1), Some(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE));
+        let ops: [u8; 3] = core::array::from_fn(|k| {
+            request_opcode(QpType::Rc, SendOp::SendImm, k as u32, 3).unwrap()
+        });
+        assert_eq!(
+            ops,
+            [RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_LAST_WITH_IMMEDIATE]
+        );
+        assert_eq!(
+            request_opcode(QpType::Uc, SendOp::Send, 0, 1),
+            Some(UC_SEND_ONLY)
+        );
+        assert_eq!(
+            request_opcode(QpType::Rc, SendOp::Write, 0, 2),
+            Some(RC_RDMA_WRITE_FIRST)
+        );
+        assert_eq!(
+            request_opcode(QpType::Uc, SendOp::WriteImm, 1, 2),
+            Some(UC_RDMA_WRITE_LAST_WITH_IMMEDIATE)
+        );
+        assert_eq!(
+            request_opcode(QpType::Rc, SendOp::WriteImm, 0, 1),
+            Some(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE)
+        );
         assert_eq!(request_opcode(QpType::Ud, SendOp::Send, 0, 1), None);
     }
 
     #[test]
     fn every_opcode_parses_as_a_request() {
         for t in [QpType::Rc, QpType::Uc] {
-            for op in [SendOp::Send, SendOp::SendImm, SendOp::Write, SendOp::WriteImm] {
+            for op in [
+                SendOp::Send,
+                SendOp::SendImm,
+                SendOp::Write,
+                SendOp::WriteImm,
+            ] {
                 for (k, n) in [(0, 1), (0, 3), (1, 3), (2, 3)] {
                     let o = request_opcode(t, op, k, n).unwrap();
                     let info = opcode_info(o).unwrap();

@@ -30,7 +30,10 @@ impl WqeSpan {
 /// of every PSN up to and including `psn` completes: those started whose
 /// last PSN it covers, in order, stopping at the first that it does not.
 pub fn acked(spans: impl IntoIterator<Item = WqeSpan>, psn: Psn) -> usize {
-    spans.into_iter().take_while(|w| w.started && w.last_psn().compare(psn) <= 0).count()
+    spans
+        .into_iter()
+        .take_while(|w| w.started && w.last_psn().compare(psn) <= 0)
+        .count()
 }
 
 /// Packets of the head WQE `head` that count as sent after rewinding the
@@ -60,7 +63,11 @@ mod tests {
     use super::*;
 
     fn span(first: u32, npkts: u32) -> WqeSpan {
-        WqeSpan { started: true, first_psn: Psn::new(first), npkts }
+        WqeSpan {
+            started: true,
+            first_psn: Psn::new(first),
+            npkts,
+        }
     }
 
     /// PSNs 0xfffffe..=0xffffff, 0..=3 (wrapping), 4 (a zero-length one).
@@ -93,14 +100,25 @@ mod tests {
         assert_eq!(rewound_sent(head, Psn::new(2)), 2);
         assert_eq!(rewound_sent(head, Psn::new(0)), 0);
         assert_eq!(rewound_sent(head, Psn::new(9)), 4);
-        assert_eq!(rewound_sent(span(0xff_fffe, 4), Psn::new(1)), 3, "across the wrap");
-        let unsent = WqeSpan { started: false, ..head };
+        assert_eq!(
+            rewound_sent(span(0xff_fffe, 4), Psn::new(1)),
+            3,
+            "across the wrap"
+        );
+        let unsent = WqeSpan {
+            started: false,
+            ..head
+        };
         assert_eq!(rewound_sent(unsent, Psn::new(2)), 0);
     }
 
     #[test]
     fn zero_packet_span_is_one_psn() {
-        let w = WqeSpan { started: true, first_psn: Psn::new(7), npkts: 0 };
+        let w = WqeSpan {
+            started: true,
+            first_psn: Psn::new(7),
+            npkts: 0,
+        };
         assert_eq!(w.last_psn(), Psn::new(7));
     }
 

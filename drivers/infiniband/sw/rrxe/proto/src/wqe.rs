@@ -153,7 +153,11 @@ fn u64_at(b: &[u8], off: usize) -> Option<u64> {
 /// The SGE at index `i` of an SGE area starting at `base`.
 fn sge_at(b: &[u8], base: usize, i: usize) -> Option<Sge> {
     let off = base + i * SGE_SIZE;
-    Some(Sge { addr: u64_at(b, off)?, length: u32_at(b, off + 8)?, lkey: u32_at(b, off + 12)? })
+    Some(Sge {
+        addr: u64_at(b, off)?,
+        length: u32_at(b, off + 8)?,
+        lkey: u32_at(b, off + 12)?,
+    })
 }
 
 /// Sum of the lengths of `n` SGEs at `base`, at most [`MAX_MSG_LEN`].
@@ -200,7 +204,16 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         }
         (n, total_len(b, SEND_WQE_HDR, n as usize).map_err(err)?)
     };
-    Ok(SendWqeHdr { wr_id, op, flags, imm, remote_addr, rkey, num_sge, length })
+    Ok(SendWqeHdr {
+        wr_id,
+        op,
+        flags,
+        imm,
+        remote_addr,
+        rkey,
+        num_sge,
+        length,
+    })
 }
 
 /// SGE `i` of a decoded send WQE (`i < num_sge`).
@@ -236,7 +249,11 @@ pub fn decode_recv(b: &[u8], max_sge: u32) -> Result<RecvWqeHdr, (u64, WqeError)
         return Err(err(WqeError::SgeCount(n)));
     }
     let length = total_len(b, RECV_WQE_HDR, n as usize).map_err(err)?;
-    Ok(RecvWqeHdr { wr_id, num_sge: n, length })
+    Ok(RecvWqeHdr {
+        wr_id,
+        num_sge: n,
+        length,
+    })
 }
 
 /// SGE `i` of a decoded receive WQE (`i < num_sge`).
@@ -268,14 +285,25 @@ mod tests {
 
     #[test]
     fn decodes_a_send() {
-        let b = send_slot(wr::SEND_WITH_IMM, send_flags::SIGNALED, &[(0x1000, 100, 5), (0x2000, 28, 6)]);
+        let b = send_slot(
+            wr::SEND_WITH_IMM,
+            send_flags::SIGNALED,
+            &[(0x1000, 100, 5), (0x2000, 28, 6)],
+        );
         let h = decode_send(&b, 3, 0).unwrap();
         assert_eq!(h.wr_id, 0x1122);
         assert_eq!(h.op, SendOp::SendImm);
         assert_eq!(h.imm, [1, 2, 3, 4]);
         assert_eq!(h.num_sge, 2);
         assert_eq!(h.length, 128);
-        assert_eq!(send_sge(&b, 1), Some(Sge { addr: 0x2000, length: 28, lkey: 6 }));
+        assert_eq!(
+            send_sge(&b, 1),
+            Some(Sge {
+                addr: 0x2000,
+                length: 28,
+                lkey: 6
+            })
+        );
         assert_eq!((h.remote_addr, h.rkey), (0xdead_0000, 0x77));
     }
 
@@ -284,7 +312,10 @@ mod tests {
         let b = send_slot(99, 0, &[]);
         assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::Opcode(99))));
         let b = send_slot(wr::SEND, 1 << 9, &[]);
-        assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::Flags(1 << 9))));
+        assert_eq!(
+            decode_send(&b, 1, 0),
+            Err((0x1122, WqeError::Flags(1 << 9)))
+        );
         let b = send_slot(wr::SEND, 0, &[(0, 1, 1), (0, 1, 1)]);
         assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::SgeCount(2))));
         // More SGEs than the slot holds, even if the QP limit allows them.
@@ -293,7 +324,10 @@ mod tests {
         assert_eq!(decode_send(&b, 32, 0), Err((0x1122, WqeError::SgeCount(4))));
         let b = send_slot(wr::SEND, 0, &[(0, u32::MAX, 1)]);
         assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::Length)));
-        assert_eq!(decode_send(&b[..100], 1, 0), Err((0x1122, WqeError::Truncated)));
+        assert_eq!(
+            decode_send(&b[..100], 1, 0),
+            Err((0x1122, WqeError::Truncated))
+        );
         assert_eq!(decode_send(&b[..4], 1, 0), Err((0, WqeError::Truncated)));
     }
 
@@ -304,9 +338,15 @@ mod tests {
         b[SEND_WQE_HDR..SEND_WQE_HDR + 16].copy_from_slice(&[9; 16]);
         let h = decode_send(&b, 1, 16).unwrap();
         assert_eq!(send_inline(&b, &h), Some(&[9u8; 16][..]));
-        assert_eq!(decode_send(&b, 1, 15), Err((0x1122, WqeError::InlineLength(16))));
+        assert_eq!(
+            decode_send(&b, 1, 15),
+            Err((0x1122, WqeError::InlineLength(16)))
+        );
         b[SEND_WQE_DMA..SEND_WQE_DMA + 4].copy_from_slice(&100u32.to_ne_bytes());
-        assert_eq!(decode_send(&b, 1, 1000), Err((0x1122, WqeError::InlineLength(100))));
+        assert_eq!(
+            decode_send(&b, 1, 1000),
+            Err((0x1122, WqeError::InlineLength(100)))
+        );
     }
 
     #[test]

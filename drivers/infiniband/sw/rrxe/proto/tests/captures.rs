@@ -16,7 +16,9 @@ use std::path::PathBuf;
 
 /// The L3 (IPv4/IPv6) packets of a classic pcap file of Ethernet frames.
 fn read_pcap(name: &str) -> Vec<Vec<u8>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/captures").join(format!("{name}.pcap"));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/captures")
+        .join(format!("{name}.pcap"));
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(data.len() >= 24, "{name}: short pcap");
     let magic = u32::from_le_bytes(data[0..4].try_into().unwrap());
@@ -27,7 +29,11 @@ fn read_pcap(name: &str) -> Vec<Vec<u8>> {
     };
     let rd = |b: &[u8]| {
         let a: [u8; 4] = b.try_into().unwrap();
-        if le { u32::from_le_bytes(a) } else { u32::from_be_bytes(a) }
+        if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
     };
     assert_eq!(rd(&data[20..24]), 1, "{name}: link type is not Ethernet");
     let mut off = 24;
@@ -38,7 +44,10 @@ fn read_pcap(name: &str) -> Vec<Vec<u8>> {
         let frame = &data[off + 16..off + 16 + incl];
         assert_eq!(incl, orig, "{name}: truncated capture (snaplen)");
         let ethertype = u16::from_be_bytes([frame[12], frame[13]]);
-        assert!(ethertype == 0x0800 || ethertype == 0x86dd, "{name}: ethertype {ethertype:#x}");
+        assert!(
+            ethertype == 0x0800 || ethertype == 0x86dd,
+            "{name}: ethertype {ethertype:#x}"
+        );
         out.push(frame[14..].to_vec());
         off += 16 + incl;
     }
@@ -56,18 +65,27 @@ fn check_all(name: &str, want_v6: bool) -> Vec<Vec<u8>> {
         icrc_verify::<FastCrc>(l3).unwrap_or_else(|e| panic!("{name}#{i}: ICRC {e:?}"));
         assert_eq!(p.bth().tver(), 0, "{name}#{i}: transport version");
         assert_eq!(p.bth().pkey(), 0xffff, "{name}#{i}: P_Key");
-        assert_eq!((p.payload_len() + p.pad()) % 4, 0, "{name}#{i}: payload not 4-byte padded");
+        assert_eq!(
+            (p.payload_len() + p.pad()) % 4,
+            0,
+            "{name}#{i}: payload not 4-byte padded"
+        );
     }
     pkts
 }
 
 fn opcodes(pkts: &[Vec<u8>]) -> BTreeSet<u8> {
-    pkts.iter().map(|l3| Packet::parse_l3(l3).unwrap().0.opcode()).collect()
+    pkts.iter()
+        .map(|l3| Packet::parse_l3(l3).unwrap().0.opcode())
+        .collect()
 }
 
 fn has_all(name: &str, got: &BTreeSet<u8>, want: &[u8]) {
     for op in want {
-        assert!(got.contains(op), "{name}: no opcode {op:#04x} among {got:02x?}");
+        assert!(
+            got.contains(op),
+            "{name}: no opcode {op:#04x} among {got:02x?}"
+        );
     }
 }
 
@@ -94,7 +112,11 @@ fn rc_send_ipv6_segmented_by_mtu() {
     let pkts = check_all("v6_rc_send", true);
     let ops = opcodes(&pkts);
     // 3000 bytes at path MTU 1024: first, middle, last.
-    has_all("v6_rc_send", &ops, &[RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_LAST, RC_ACKNOWLEDGE]);
+    has_all(
+        "v6_rc_send",
+        &ops,
+        &[RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_LAST, RC_ACKNOWLEDGE],
+    );
     let mut total = 0;
     for l3 in &pkts {
         let (p, _) = Packet::parse_l3(l3).unwrap();
@@ -114,7 +136,10 @@ fn rc_send_ipv6_segmented_by_mtu() {
 fn uc_and_ud_sends() {
     let uc = check_all("v4_uc_send", false);
     has_all("v4_uc_send", &opcodes(&uc), &[UC_SEND_ONLY]);
-    assert!(!opcodes(&uc).contains(&RC_ACKNOWLEDGE), "UC is unacknowledged");
+    assert!(
+        !opcodes(&uc).contains(&RC_ACKNOWLEDGE),
+        "UC is unacknowledged"
+    );
     let ud = check_all("v4_ud_send", false);
     has_all("v4_ud_send", &opcodes(&ud), &[UD_SEND_ONLY]);
     for l3 in &ud {
@@ -127,7 +152,16 @@ fn uc_and_ud_sends() {
 #[test]
 fn rc_write_ipv4_segmented_and_ipv6_only() {
     let w = check_all("v4_rc_write", false);
-    has_all("v4_rc_write", &opcodes(&w), &[RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_LAST, RC_ACKNOWLEDGE]);
+    has_all(
+        "v4_rc_write",
+        &opcodes(&w),
+        &[
+            RC_RDMA_WRITE_FIRST,
+            RC_RDMA_WRITE_MIDDLE,
+            RC_RDMA_WRITE_LAST,
+            RC_ACKNOWLEDGE,
+        ],
+    );
     for l3 in &w {
         let (p, _) = Packet::parse_l3(l3).unwrap();
         if p.opcode() == RC_RDMA_WRITE_FIRST {
@@ -137,7 +171,11 @@ fn rc_write_ipv4_segmented_and_ipv6_only() {
         }
     }
     let w6 = check_all("v6_rc_write", true);
-    has_all("v6_rc_write", &opcodes(&w6), &[RC_RDMA_WRITE_ONLY, RC_ACKNOWLEDGE]);
+    has_all(
+        "v6_rc_write",
+        &opcodes(&w6),
+        &[RC_RDMA_WRITE_ONLY, RC_ACKNOWLEDGE],
+    );
     for l3 in &w6 {
         let (p, _) = Packet::parse_l3(l3).unwrap();
         if p.opcode() == RC_RDMA_WRITE_ONLY {
@@ -154,7 +192,12 @@ fn rc_read_request_and_responses() {
     has_all(
         "v4_rc_read",
         &ops,
-        &[RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_MIDDLE, RC_RDMA_READ_RESPONSE_LAST],
+        &[
+            RC_RDMA_READ_REQUEST,
+            RC_RDMA_READ_RESPONSE_FIRST,
+            RC_RDMA_READ_RESPONSE_MIDDLE,
+            RC_RDMA_READ_RESPONSE_LAST,
+        ],
     );
     for l3 in &pkts {
         let (p, _) = Packet::parse_l3(l3).unwrap();
@@ -170,9 +213,17 @@ fn rc_read_request_and_responses() {
 #[test]
 fn rc_atomics() {
     let cs = check_all("v6_rc_atomic", true);
-    has_all("v6_rc_atomic", &opcodes(&cs), &[RC_COMPARE_SWAP, RC_ATOMIC_ACKNOWLEDGE]);
+    has_all(
+        "v6_rc_atomic",
+        &opcodes(&cs),
+        &[RC_COMPARE_SWAP, RC_ATOMIC_ACKNOWLEDGE],
+    );
     let fa = check_all("v4_rc_fetch_add", false);
-    has_all("v4_rc_fetch_add", &opcodes(&fa), &[RC_FETCH_ADD, RC_ATOMIC_ACKNOWLEDGE]);
+    has_all(
+        "v4_rc_fetch_add",
+        &opcodes(&fa),
+        &[RC_FETCH_ADD, RC_ATOMIC_ACKNOWLEDGE],
+    );
     for l3 in cs.iter().chain(fa.iter()) {
         let (p, _) = Packet::parse_l3(l3).unwrap();
         match p.opcode() {
