@@ -62,8 +62,10 @@ use crate::qp::Qp;
 /// Steps a task run takes before it yields the worker.
 pub(crate) const BUDGET: u32 = 1024;
 
-/// Whether the engine's workers run at high priority.  Measured under TCG:
-/// no gain, and it lets a busy engine starve user space; off.
+/// Whether the engine's workers run at high priority.  Measured with engine
+/// v2 (two alternating rounds, same boot): worse in 10 of 11 cells (e.g.
+/// ib_send_lat 2 B 1.95x C rxe instead of 0.66x): the busy-polling
+/// benchmark threads and the workers then fight for the two CPUs; off.
 const HIGHPRI: bool = false;
 
 /// The engine's workqueue (see the module docs).
