@@ -42,7 +42,9 @@ PY
 # and a plot of bandwidth by size.
 export RRXE_OUT="$out/vm"
 mkdir -p "$RRXE_OUT"
-python3 -c 'import matplotlib' 2>/dev/null || {
+# The plot uses Debian's python3-matplotlib, so Debian's python3 (another
+# python3 may come first on PATH).
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || {
 	step "apt-get install python3-matplotlib (for the plot)"
 	[ "$(id -u)" = 0 ] || die "the plot needs python3-matplotlib: apt-get install python3-matplotlib"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null ||
@@ -50,4 +52,4 @@ python3 -c 'import matplotlib' 2>/dev/null || {
 }
 VM_TIMEOUT=${VM_TIMEOUT:-7200} bash "$top/scripts/vm-run.sh" "ROUNDS=${ROUNDS:-5} bash tools/testing/vm/bench-vm.sh" |
 	tee "$out/vm-raw.txt" | grep -E '^(bench|memcpy)' || true
-python3 "$top/tools/testing/bench-report.py" "$out/vm-raw.txt" "$out/vm.txt" "$out/bandwidth.png"
+/usr/bin/python3 "$top/tools/testing/bench-report.py" "$out/vm-raw.txt" "$out/vm.txt" "$out/bandwidth.png"
