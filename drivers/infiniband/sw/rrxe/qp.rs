@@ -208,25 +208,13 @@ impl Qp {
         self.dev.stats.inc(c);
     }
 
-    /// Posts a completion for the send queue; a CQ overrun is fatal to
-    /// the QP (IBTA): returns false then.
-    pub(crate) fn post_send_cqe(&self, cqe: &Cqe) -> bool {
+    /// Posts a completion on `cq` (the QP's send or receive CQ); a CQ
+    /// overrun is fatal to the QP (IBTA): returns false then.
+    pub(crate) fn post_cqe(&self, cq: &CqShared, cqe: &Cqe, solicited: bool) -> bool {
         if cqe.status != WcStatus::Success {
             self.count(Counter::CompletionErrors);
         }
-        if self.scq.post(cqe, false).is_err() {
-            self.enter_error();
-            return false;
-        }
-        true
-    }
-
-    /// Posts a completion for the receive queue (see [`Self::post_send_cqe`]).
-    pub(crate) fn post_recv_cqe(&self, cqe: &Cqe, solicited: bool) -> bool {
-        if cqe.status != WcStatus::Success {
-            self.count(Counter::CompletionErrors);
-        }
-        if self.rcq.post(cqe, solicited).is_err() {
+        if cq.post(cqe, solicited).is_err() {
             self.enter_error();
             return false;
         }

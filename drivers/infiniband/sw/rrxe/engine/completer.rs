@@ -15,12 +15,13 @@ use kernel::{sync::Arc, time::Delta};
 
 use super::fail;
 use super::requester::{arm_retransmit, set_timer};
-use super::rx::RxPacket;
+use super::rx;
 use crate::kapi::net::skb::SkBuff;
 use crate::proto::aeth::{NakCode, Syndrome};
 use crate::proto::cqe::WcStatus;
 use crate::proto::opcode::RC_ACKNOWLEDGE;
 use crate::proto::psn::Psn;
+use crate::proto::Packet;
 use crate::proto::qp_state::QpType;
 use crate::proto::window::{acked, rewound_sent};
 use crate::qp::{
@@ -40,6 +41,7 @@ fn ack_through(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) {
     if psn.next().compare(s.comp_psn) > 0 {
         s.comp_psn = psn.next();
         s.retry_left = s.params.retry_cnt;
+        s.rnr_left = s.params.rnr_retry;
     }
     // After a rewind, an ACK of packets sent before it may cover more than
     // the current pass has resent: resume after what it covers.
@@ -93,14 +95,10 @@ fn retry(qp: &Arc<Qp>, s: &mut SendSide) {
 
 /// Handles an acknowledgement the receive path queued for `qp`.
 pub(crate) fn handle(qp: &Arc<Qp>, s: &mut SendSide, skb: SkBuff) {
-    let Some(rx) = RxPacket::parse(skb) else {
-        qp.count(Counter::RcvDropped);
-        return;
-    };
-    let Some(pkt) = rx.packet() else {
-        qp.count(Counter::RcvDropped);
-        return;
-    };
+    rx::with_queued(qp, skb, |_, pkt| handle_ack(qp, s, pkt));
+}
+
+fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
     if qp.qp_type != QpType::Rc || pkt.opcode() != RC_ACKNOWLEDGE {
         qp.count(Counter::RcvDropped);
         return;
@@ -113,9 +111,7 @@ pub(crate) fn handle(qp: &Arc<Qp>, s: &mut SendSide, skb: SkBuff) {
         qp.count(Counter::RcvDropped);
         return;
     }
-    let syndrome = aeth.syndrome();
-    rx.consume();
-    match syndrome {
+    match aeth.syndrome() {
         Syndrome::Ack { .. } => ack_through(qp, s, psn),
         Syndrome::RnrNak(t) => {
             qp.count(Counter::RcvRnrNak);

@@ -250,16 +250,7 @@ fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Resul
 
 /// Handles a request the receive path queued for `qp`.
 pub(crate) fn handle(qp: &Arc<Qp>, r: &mut RecvSide, skb: SkBuff) {
-    let Some(rx) = RxPacket::parse(skb) else {
-        qp.count(Counter::RcvDropped);
-        return;
-    };
-    let Some(pkt) = rx.packet() else {
-        qp.count(Counter::RcvDropped);
-        return;
-    };
-    handle_packet(qp, r, &rx, &pkt);
-    rx.consume();
+    rx::with_queued(qp, skb, |rx, pkt| handle_packet(qp, r, rx, pkt));
 }
 
 fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) {

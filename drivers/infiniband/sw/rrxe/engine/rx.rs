@@ -70,6 +70,23 @@ impl RxPacket {
     }
 }
 
+/// Opens a packet the receive path queued for `qp`, hands it to `f` with
+/// its parsed headers, then frees it as delivered.  A packet that does not
+/// parse again (it cannot happen: [`receive`] parsed these very bytes) is
+/// dropped and counted.
+pub(crate) fn with_queued(qp: &Qp, skb: SkBuff, f: impl FnOnce(&RxPacket, &Packet<'_>)) {
+    let Some(rx) = RxPacket::parse(skb) else {
+        qp.count(Counter::RcvDropped);
+        return;
+    };
+    let Some(pkt) = rx.packet() else {
+        qp.count(Counter::RcvDropped);
+        return;
+    };
+    f(&rx, &pkt);
+    rx.consume();
+}
+
 /// Verifies the ICRC of the RoCE packet at `lay` in `skb` (data from the IP
 /// header), reading the payload in place.
 fn icrc_ok(skb: &SkBuff, lay: &RoceLayout) -> bool {

@@ -45,8 +45,15 @@ impl<T> Inflight<T> {
         self.len == self.slots.len()
     }
 
+    /// The slot of the `i`-th oldest (`i` < capacity): `head + i` wrapped
+    /// once, without a division.
     fn slot(&self, i: usize) -> usize {
-        (self.head + i) % self.slots.len()
+        let s = self.head + i;
+        if s >= self.slots.len() {
+            s - self.slots.len()
+        } else {
+            s
+        }
     }
 
     /// Appends `w` as the newest; gives it back if the ring is full.
@@ -66,7 +73,7 @@ impl<T> Inflight<T> {
             return None;
         }
         let w = self.slots[self.head].take();
-        self.head = (self.head + 1) % self.slots.len();
+        self.head = self.slot(1);
         self.len -= 1;
         w
     }

@@ -12,7 +12,9 @@ use super::Qp;
 use crate::kapi::net::route::Route;
 use crate::mr::MrState;
 use crate::proto::cqe::{wc_opcode, Cqe};
+use crate::kapi::rdma::qp::QpAttr;
 use crate::proto::psn::Psn;
+use crate::proto::qp_state::attr;
 use crate::queue::UserQueue;
 use crate::wqe::RecvWqe;
 
@@ -111,6 +113,26 @@ impl RecvSide {
         }
     }
 
+    /// Takes what `modify_qp` stored in `a` (see `SendSide::apply`).
+    pub(crate) fn apply(&mut self, a: &QpAttr, mask: u32, pmtu: u32, to_reset: bool) {
+        if to_reset {
+            self.reset();
+        }
+        self.params = RecvParams {
+            dest_qpn: a.dest_qp_num,
+            pmtu,
+            access_flags: a.access_flags,
+            qkey: a.qkey,
+            min_rnr_timer: a.min_rnr_timer,
+        };
+        if mask & attr::AV != 0 {
+            self.route = None;
+        }
+        if mask & attr::RQ_PSN != 0 {
+            self.psn = Psn::new(a.rq_psn);
+        }
+    }
+
     /// Posts `cqe` for the receive queue and retires its WQE; false if the
     /// CQ overran (the QP is in error then).
     pub(crate) fn complete(&mut self, qp: &Qp, cqe: &Cqe, solicited: bool) -> bool {
@@ -118,7 +140,7 @@ impl RecvSide {
         if let Some(rq) = &self.rq {
             let _ = rq.publish_consumer(self.done);
         }
-        qp.post_recv_cqe(cqe, solicited)
+        qp.post_cqe(&qp.rcq, cqe, solicited)
     }
 
     /// The error state's flush of the receive queue: the WQE in progress

@@ -16,7 +16,9 @@ use super::inflight::Inflight;
 use super::Qp;
 use crate::kapi::net::route::Route;
 use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
+use crate::kapi::rdma::qp::QpAttr;
 use crate::proto::psn::Psn;
+use crate::proto::qp_state::attr;
 use crate::proto::wqe::send_flags;
 use crate::queue::UserQueue;
 use crate::wqe::SendWqe;
@@ -118,6 +120,35 @@ impl SendSide {
         }
     }
 
+    /// Takes what `modify_qp` stored in `a` (the attributes `mask`
+    /// selected are new), after a reset if the QP moves to RESET.
+    pub(crate) fn apply(&mut self, a: &QpAttr, mask: u32, pmtu: u32, to_reset: bool) {
+        if to_reset {
+            self.reset();
+        }
+        self.params = SendParams {
+            dest_qpn: a.dest_qp_num,
+            pmtu,
+            timeout: a.timeout,
+            retry_cnt: a.retry_cnt,
+            rnr_retry: a.rnr_retry,
+        };
+        if mask & attr::AV != 0 {
+            self.route = None;
+        }
+        if mask & attr::SQ_PSN != 0 {
+            self.psn = Psn::new(a.sq_psn);
+            self.comp_psn = self.psn;
+            self.sent_end = self.psn;
+        }
+        if mask & attr::RETRY_CNT != 0 {
+            self.retry_left = a.retry_cnt;
+        }
+        if mask & attr::RNR_RETRY != 0 {
+            self.rnr_left = a.rnr_retry;
+        }
+    }
+
     /// Cancels the timer.
     pub(crate) fn clear_timer(&mut self) {
         self.timer = None;
@@ -145,7 +176,7 @@ impl SendSide {
             qp_num: qp.qpn,
             src_qp: 0,
         };
-        qp.post_send_cqe(&cqe)
+        qp.post_cqe(&qp.scq, &cqe, false)
     }
 
     /// Retires the oldest in-flight WQE with `status`.

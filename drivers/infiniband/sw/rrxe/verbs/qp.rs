@@ -16,7 +16,7 @@ use crate::kapi::rdma::qp::{QpAttr, QpCaps, QpInit};
 use crate::proto::bth::BTH_QPN_MASK;
 use crate::proto::gid::IbMtu;
 use crate::proto::path::{source_port, IpPair};
-use crate::proto::psn::{Psn, PSN_MASK};
+use crate::proto::psn::PSN_MASK;
 use crate::proto::qp_state::{attr, check_modify_qp, QpState, QpType};
 use crate::qp::{DevCore, Endpoints, Qp, Rings, FIRST_QPN, LAST_QPN};
 use crate::queue::{Geometry, UserQueue};
@@ -228,48 +228,9 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     }
     let pmtu = IbMtu::from_raw(a.path_mtu).map_or(256, |m| m.bytes());
     let was = qp.state();
-    {
-        let mut s = qp.send.lock();
-        if next == QpState::Reset && was != QpState::Reset {
-            s.reset();
-        }
-        s.params.dest_qpn = a.dest_qp_num;
-        s.params.pmtu = pmtu;
-        s.params.timeout = a.timeout;
-        s.params.retry_cnt = a.retry_cnt;
-        s.params.rnr_retry = a.rnr_retry;
-        if mask & attr::AV != 0 {
-            s.route = None;
-        }
-        if mask & attr::SQ_PSN != 0 {
-            s.psn = Psn::new(a.sq_psn);
-            s.comp_psn = s.psn;
-            s.sent_end = s.psn;
-        }
-        if mask & attr::RETRY_CNT != 0 {
-            s.retry_left = a.retry_cnt;
-        }
-        if mask & attr::RNR_RETRY != 0 {
-            s.rnr_left = a.rnr_retry;
-        }
-    }
-    {
-        let mut r = qp.recv.lock();
-        if next == QpState::Reset && was != QpState::Reset {
-            r.reset();
-        }
-        r.params.dest_qpn = a.dest_qp_num;
-        r.params.pmtu = pmtu;
-        r.params.access_flags = a.access_flags;
-        r.params.qkey = a.qkey;
-        r.params.min_rnr_timer = a.min_rnr_timer;
-        if mask & attr::AV != 0 {
-            r.route = None;
-        }
-        if mask & attr::RQ_PSN != 0 {
-            r.psn = Psn::new(a.rq_psn);
-        }
-    }
+    let to_reset = next == QpState::Reset && was != QpState::Reset;
+    qp.send.lock().apply(&a, mask, pmtu, to_reset);
+    qp.recv.lock().apply(&a, mask, pmtu, to_reset);
     qp.set_state(next);
     drop(a);
     match next {
