@@ -114,6 +114,20 @@ impl UserQueue {
         Ok(self.map.load(OFF_CONSUMER)? & self.mask())
     }
 
+    /// Entries user space produced past the kernel's running index `from`
+    /// (masked: never more than the ring holds, whatever user space wrote).
+    pub(crate) fn posted_since(&self, from: u32) -> Result<u32> {
+        Ok(self.user_producer()?.wrapping_sub(from) & self.mask())
+    }
+
+    /// The `wr_id` of WQE slot `idx` (its first 8 bytes, in both WQE
+    /// layouts), 0 if the slot cannot be read.
+    pub(crate) fn wr_id(&self, idx: u32) -> u64 {
+        let mut b = [0u8; 8];
+        self.read_slot(idx, &mut b)
+            .map_or(0, |()| u64::from_ne_bytes(b))
+    }
+
     /// Publishes the kernel's consumer index (release: slot reads first).
     pub(crate) fn publish_consumer(&self, idx: u32) -> Result {
         self.map.store(OFF_CONSUMER, idx & self.mask())

@@ -63,16 +63,15 @@ fn fetch(qp: &Qp, s: &mut SendSide) -> bool {
     if s.inflight.is_full() {
         return false;
     }
-    let Some(sq) = s.sq.clone() else { return false };
-    let Ok(p) = sq.user_producer() else {
+    let Some(sq) = s.sq.as_deref() else {
         return false;
     };
-    if p.wrapping_sub(s.fetched) & sq.mask() == 0 {
+    if sq.posted_since(s.fetched).unwrap_or(0) == 0 {
         return false;
     }
     let caps = &qp.init.caps;
     let w = match crate::wqe::fetch_send(
-        &sq,
+        sq,
         s.fetched,
         &qp.dev.mrs,
         qp.init.pd,

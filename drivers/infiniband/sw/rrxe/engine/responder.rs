@@ -86,17 +86,14 @@ fn take_recv(qp: &Qp, r: &mut RecvSide) -> Result<(), Outcome> {
     if r.wqe.is_some() {
         return Ok(());
     }
-    let Some(rq) = r.rq.clone() else {
+    let Some(rq) = r.rq.as_deref() else {
         return Err(Outcome::NotReady);
     };
-    let avail = rq
-        .user_producer()
-        .map_or(0, |p| p.wrapping_sub(r.done) & rq.mask());
-    if avail == 0 {
+    if rq.posted_since(r.done).unwrap_or(0) == 0 {
         return Err(Outcome::NotReady);
     }
     match crate::wqe::fetch_recv(
-        &rq,
+        rq,
         r.done,
         &qp.dev.mrs,
         qp.init.pd,
@@ -162,7 +159,7 @@ fn scatter_failed(err: AccessError) -> Outcome {
     }
 }
 
-fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Result<(), Outcome> {
+fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Result<(), Outcome> {
     let info = pkt.info();
     if info.is_start() {
         take_recv(qp, r)?;
@@ -183,7 +180,7 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Result
     Ok(())
 }
 
-fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) -> Result<(), Outcome> {
+fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Result<(), Outcome> {
     let info = pkt.info();
     let denied = |why| Outcome::Fatal {
         code: NakCode::RemoteAccessError,
@@ -253,7 +250,7 @@ pub(crate) fn handle(qp: &Arc<Qp>, r: &mut RecvSide, skb: SkBuff) {
     rx::with_queued(qp, skb, |rx, pkt| handle_packet(qp, r, rx, pkt));
 }
 
-fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket, pkt: &Packet<'_>) {
+fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) {
     let ctx = RecvContext {
         qp_type: qp.qp_type,
         qp_state: qp.state(),

@@ -31,60 +31,41 @@ use crate::stats::Counter;
 /// extension headers (28: AtomicETH) fit.
 const MAX_HEADERS: usize = 40 + 8 + BTH_LEN + 28;
 
-/// A received packet that passed the checks here: the skb, its data
-/// starting at the IP header, its headers linear.
-pub(crate) struct RxPacket {
-    skb: SkBuff,
-    lay: RoceLayout,
+/// A queued packet being handled: the skb (data from the IP header, headers
+/// linear) and where its BTH starts.
+pub(crate) struct RxPacket<'a> {
+    skb: &'a SkBuff,
+    bth_offset: usize,
 }
 
-impl RxPacket {
-    /// Wraps an skb queued by [`receive`] (which checked it).
-    pub(crate) fn parse(skb: SkBuff) -> Option<Self> {
-        let (_, lay) = Packet::parse_l3_prefix(skb.linear(), skb.len()).ok()?;
-        Some(Self { skb, lay })
-    }
-
-    /// The parsed headers (`None` cannot happen: [`Self::parse`] parsed
-    /// these very bytes; callers drop the packet if it does).
-    pub(crate) fn packet(&self) -> Option<Packet<'_>> {
-        Packet::parse_l3_prefix(self.skb.linear(), self.skb.len())
-            .ok()
-            .map(|(p, _)| p)
-    }
-
+impl RxPacket<'_> {
     /// The skb (for copying the payload out of it).
     pub(crate) fn skb(&self) -> &SkBuff {
-        &self.skb
+        self.skb
     }
 
     /// Offset of the payload in the skb's data, for the packet `pkt` of
     /// this skb.
     pub(crate) fn payload_offset(&self, pkt: &Packet<'_>) -> usize {
-        self.lay.bth_offset + pkt.payload_offset()
-    }
-
-    /// Frees the skb as delivered.
-    pub(crate) fn consume(self) {
-        self.skb.consume();
+        self.bth_offset + pkt.payload_offset()
     }
 }
 
-/// Opens a packet the receive path queued for `qp`, hands it to `f` with
-/// its parsed headers, then frees it as delivered.  A packet that does not
-/// parse again (it cannot happen: [`receive`] parsed these very bytes) is
-/// dropped and counted.
-pub(crate) fn with_queued(qp: &Qp, skb: SkBuff, f: impl FnOnce(&RxPacket, &Packet<'_>)) {
-    let Some(rx) = RxPacket::parse(skb) else {
+/// Opens a packet the receive path queued for `qp` (parsing its headers
+/// once), hands it to `f`, then frees it as delivered.  A packet that does
+/// not parse again (it cannot happen: [`receive`] parsed these very bytes)
+/// is dropped and counted.
+pub(crate) fn with_queued(qp: &Qp, skb: SkBuff, f: impl FnOnce(&RxPacket<'_>, &Packet<'_>)) {
+    let Ok((pkt, lay)) = Packet::parse_l3_prefix(skb.linear(), skb.len()) else {
         qp.count(Counter::RcvDropped);
         return;
     };
-    let Some(pkt) = rx.packet() else {
-        qp.count(Counter::RcvDropped);
-        return;
+    let rx = RxPacket {
+        skb: &skb,
+        bth_offset: lay.bth_offset,
     };
     f(&rx, &pkt);
-    rx.consume();
+    skb.consume();
 }
 
 /// Verifies the ICRC of the RoCE packet at `lay` in `skb` (data from the IP

@@ -72,6 +72,29 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         self.xa.get()
     }
 
+    /// Runs `f` with the xarray's spinlock held (the `__xa_*` calls need
+    /// it; they drop it only inside their own `GFP_KERNEL` allocations).
+    fn with_lock<R>(&self, f: impl FnOnce(*mut bindings::xarray) -> R) -> R {
+        // SAFETY: The xarray is initialised (invariant).
+        unsafe { bindings::xa_lock(self.raw()) };
+        let r = f(self.raw());
+        // SAFETY: This thread took the lock just above.
+        unsafe { bindings::xa_unlock(self.raw()) };
+        r
+    }
+
+    /// Frees the reserved, unpublished index `index` (`xa_release`: the
+    /// slot holds the zero entry, which becomes NULL).
+    fn release(&self, index: u32) {
+        self.with_lock(|xa| {
+            // SAFETY: Valid xarray, lock held; replaces the zero entry and
+            // nothing else.
+            unsafe {
+                bindings::__xa_cmpxchg(xa, index as usize, zero_entry(), core::ptr::null_mut(), 0)
+            }
+        });
+    }
+
     /// Reserves a free index in `first ..= last`, searching cyclically from
     /// the last allocation; `ENOMEM` when the range is full.  May sleep.
     pub(crate) fn reserve(&self, first: u32, last: u32) -> Result<Reservation<'_, T>> {
@@ -80,23 +103,20 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
             max: last,
         };
         let mut index = 0u32;
-        // SAFETY: The xarray is valid (invariant).  Under its lock,
-        // `__xa_alloc_cyclic` reserves a slot for the NULL entry (it drops
-        // the lock only inside its own GFP_KERNEL allocations); `next` is
-        // only touched under this lock.
-        let ret = unsafe {
-            bindings::xa_lock(self.raw());
-            let r = bindings::__xa_alloc_cyclic(
-                self.raw(),
-                &mut index,
-                core::ptr::null_mut(),
-                limit,
-                self.next.get(),
-                bindings::GFP_KERNEL,
-            );
-            bindings::xa_unlock(self.raw());
-            r
-        };
+        let ret = self.with_lock(|xa| {
+            // SAFETY: Valid xarray, lock held: reserves a slot for the NULL
+            // entry; `next` is only touched under this lock.
+            unsafe {
+                bindings::__xa_alloc_cyclic(
+                    xa,
+                    &mut index,
+                    core::ptr::null_mut(),
+                    limit,
+                    self.next.get(),
+                    bindings::GFP_KERNEL,
+                )
+            }
+        });
         // 1: the allocation wrapped around, which is fine.
         if ret < 0 {
             return Err(if ret == -(bindings::EBUSY as i32) {
@@ -114,11 +134,11 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         // SAFETY: The xarray is valid; `xa_load` may be called under RCU.
         let p = unsafe { bindings::xa_load(self.raw(), index as usize) };
         let p = NonNull::new(p)?;
-        // SAFETY: A non-NULL entry came from `Arc::into_foreign` (invariant)
-        // and stays owned by the table at least until a grace period after
-        // its removal (`remove` waits for one), which cannot end while we
-        // hold the RCU read lock; the borrow is turned into a new reference
-        // before the lock is released.
+        // A non-NULL entry stays owned by the table until a grace period
+        // after its removal (`remove` waits for one), which cannot end while
+        // `_rcu` is held; the borrow becomes a new reference before that.
+        // SAFETY: The entry came from `Arc::into_foreign` (invariant) and
+        // is alive (above).
         let borrowed = unsafe { <Arc<T> as ForeignOwnable>::borrow(p.as_ptr().cast()) };
         Some(borrowed.into())
     }
@@ -132,15 +152,11 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         let want = obj.clone().into_foreign();
         // SAFETY: `want` was produced by `into_foreign` just above.
         drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(want) });
-        // SAFETY: Valid xarray; `__xa_cmpxchg` under the lock replaces the
-        // entry with NULL only if it is `obj`'s (no allocation: GFP 0).
-        let old = unsafe {
-            bindings::xa_lock(self.raw());
-            let o =
-                bindings::__xa_cmpxchg(self.raw(), index as usize, want, core::ptr::null_mut(), 0);
-            bindings::xa_unlock(self.raw());
-            o
-        };
+        let old = self.with_lock(|xa| {
+            // SAFETY: Valid xarray, lock held; replaces the entry with NULL
+            // only if it is `obj`'s (no allocation: GFP 0).
+            unsafe { bindings::__xa_cmpxchg(xa, index as usize, want, core::ptr::null_mut(), 0) }
+        });
         if old != want {
             return None;
         }
@@ -166,34 +182,18 @@ impl<'a, T: Send + Sync + 'static> Reservation<'a, T> {
         let index = self.index;
         core::mem::forget(self);
         let p = obj.into_foreign();
-        // SAFETY: Valid xarray; the slot is reserved for us, so storing
-        // replaces the reservation marker; `p` is owned by the table from
-        // here on (invariant), or taken back below on failure.
-        let old = unsafe {
-            bindings::xa_lock(table.raw());
-            let o =
-                bindings::__xa_store(table.raw(), index as usize, p.cast(), bindings::GFP_KERNEL);
-            bindings::xa_unlock(table.raw());
-            o
-        };
+        let old = table.with_lock(|xa| {
+            // SAFETY: Valid xarray, lock held; the slot is reserved for us,
+            // so storing replaces the reservation marker; `p` is owned by
+            // the table from here on (invariant), or taken back on failure.
+            unsafe { bindings::__xa_store(xa, index as usize, p.cast(), bindings::GFP_KERNEL) }
+        });
         // SAFETY: `xa_err` only decodes the returned entry.
         let err = unsafe { bindings::xa_err(old) };
         if err != 0 {
             // SAFETY: The store failed, so `p` was not stored: ours again.
             drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(p) });
-            // SAFETY: Valid xarray; frees the reservation (the reserved
-            // slot holds the zero entry, as `xa_release` expects).
-            unsafe {
-                bindings::xa_lock(table.raw());
-                bindings::__xa_cmpxchg(
-                    table.raw(),
-                    index as usize,
-                    zero_entry(),
-                    core::ptr::null_mut(),
-                    0,
-                );
-                bindings::xa_unlock(table.raw());
-            }
+            table.release(index);
             return Err(Error::from_errno(err));
         }
         Ok(())
@@ -202,19 +202,7 @@ impl<'a, T: Send + Sync + 'static> Reservation<'a, T> {
 
 impl<T: Send + Sync + 'static> Drop for Reservation<'_, T> {
     fn drop(&mut self) {
-        // SAFETY: Valid xarray; replaces our reservation (the zero entry)
-        // with NULL, freeing the index (what `xa_release` does).
-        unsafe {
-            bindings::xa_lock(self.table.raw());
-            bindings::__xa_cmpxchg(
-                self.table.raw(),
-                self.index as usize,
-                zero_entry(),
-                core::ptr::null_mut(),
-                0,
-            );
-            bindings::xa_unlock(self.table.raw());
-        }
+        self.table.release(self.index);
     }
 }
 

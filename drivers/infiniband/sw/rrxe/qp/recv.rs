@@ -10,9 +10,9 @@ use kernel::{prelude::*, sync::Arc};
 
 use super::Qp;
 use crate::kapi::net::route::Route;
+use crate::kapi::rdma::qp::QpAttr;
 use crate::mr::MrState;
 use crate::proto::cqe::{wc_opcode, Cqe};
-use crate::kapi::rdma::qp::QpAttr;
 use crate::proto::psn::Psn;
 use crate::proto::qp_state::attr;
 use crate::queue::UserQueue;
@@ -153,17 +153,9 @@ impl RecvSide {
             self.complete(qp, &qp.flush_cqe(r.hdr.wr_id, wc_opcode::RECV), false);
         }
         let Some(rq) = self.rq.clone() else { return };
-        let mask = rq.mask();
-        if let Ok(p) = rq.user_producer() {
-            let mut n = p.wrapping_sub(self.done) & mask;
-            while n > 0 {
-                let mut b = [0u8; 8];
-                let wr_id = rq
-                    .read_slot(self.done, &mut b)
-                    .map_or(0, |()| u64::from_ne_bytes(b));
-                self.complete(qp, &qp.flush_cqe(wr_id, wc_opcode::RECV), false);
-                n -= 1;
-            }
+        for _ in 0..rq.posted_since(self.done).unwrap_or(0) {
+            let wr_id = rq.wr_id(self.done);
+            self.complete(qp, &qp.flush_cqe(wr_id, wc_opcode::RECV), false);
         }
     }
 }

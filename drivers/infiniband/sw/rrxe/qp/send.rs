@@ -15,8 +15,8 @@ use kernel::{
 use super::inflight::Inflight;
 use super::Qp;
 use crate::kapi::net::route::Route;
-use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
 use crate::kapi::rdma::qp::QpAttr;
+use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
 use crate::proto::psn::Psn;
 use crate::proto::qp_state::attr;
 use crate::proto::wqe::send_flags;
@@ -200,19 +200,11 @@ impl SendSide {
         }
         self.next = 0;
         let Some(sq) = self.sq.clone() else { return };
-        let mask = sq.mask();
-        if let Ok(p) = sq.user_producer() {
-            let mut n = p.wrapping_sub(self.done) & mask;
-            while n > 0 {
-                let mut b = [0u8; 8];
-                let wr_id = sq
-                    .read_slot(self.done, &mut b)
-                    .map_or(0, |()| u64::from_ne_bytes(b));
-                self.done = self.done.wrapping_add(1);
-                let _ = sq.publish_consumer(self.done);
-                let _ = qp.scq.post(&qp.flush_cqe(wr_id, wc_opcode::SEND), false);
-                n -= 1;
-            }
+        for _ in 0..sq.posted_since(self.done).unwrap_or(0) {
+            let wr_id = sq.wr_id(self.done);
+            self.done = self.done.wrapping_add(1);
+            let _ = sq.publish_consumer(self.done);
+            let _ = qp.scq.post(&qp.flush_cqe(wr_id, wc_opcode::SEND), false);
         }
         self.fetched = self.done;
     }
