@@ -13,6 +13,12 @@ level=${RRXE_TEST_LEVEL:-quick}
 mkdir -p "$RRXE_OUT"
 rm -f "$RRXE_OUT"/*.log "$RRXE_OUT"/*.dmesg "$RRXE_OUT"/vm.tap "$RRXE_OUT"/kunit.*
 
+bash "$top/tools/testing/build-progs.sh" || {
+	echo "vm: the test programs did not build" >&2
+	echo "KUNIT_PASS=0 KUNIT_FAIL=0 VM_PASS=0 VM_FAIL=1" >"$RRXE_OUT/counts"
+	exit 1
+}
+
 VM_TIMEOUT=${VM_TIMEOUT:-4800} bash "$top/scripts/vm-run.sh" \
 	"RRXE_FLAVOR=$FLAVOR RRXE_TEST_LEVEL=$level bash tools/testing/vm/run-scenarios.sh ${1:-}"
 vmrc=$?
