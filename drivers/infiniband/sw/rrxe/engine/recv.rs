@@ -23,11 +23,15 @@ pub(crate) fn run(qp: &Arc<Qp>) {
             return;
         }
         if qp.state() == QpState::Err {
-            r.flush(qp);
+            let more = r.flush(qp, BUDGET);
             qp.rx_requests.purge();
-            if !core::mem::replace(&mut r.err_flushed, true) {
-                drop(r);
+            let first = !core::mem::replace(&mut r.err_flushed, true);
+            drop(r);
+            if first {
                 super::schedule_send(qp);
+            }
+            if more {
+                schedule_recv(qp);
             }
             return;
         }

@@ -71,13 +71,13 @@ fn run_locked(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
         }
         match qp.state() {
             QpState::Err => {
-                s.flush(qp);
+                let more = s.flush(qp, BUDGET);
                 // The first flush tells the receive task (an error found
                 // here, a CQ overrun, needs its flush too).
                 if !core::mem::replace(&mut s.err_flushed, true) {
                     super::schedule_recv(qp);
                 }
-                return false;
+                return more;
             }
             QpState::Rts => {}
             // SQD, SQE and the states before RTS send nothing.

@@ -144,18 +144,29 @@ impl RecvSide {
     }
 
     /// The error state's flush of the receive queue: the WQE in progress
-    /// and every posted one complete with `IB_WC_WR_FLUSH_ERR`, in order.
-    /// Bounded by the ring's size.
-    pub(crate) fn flush(&mut self, qp: &Qp) {
+    /// and up to `budget` posted ones complete with `IB_WC_WR_FLUSH_ERR`,
+    /// in order; true if posted WQEs remain.  Bounded per run as the send
+    /// queue's flush (`SendSide::flush`), and the same on a CQ overrun.
+    pub(crate) fn flush(&mut self, qp: &Qp, budget: u32) -> bool {
         self.write = None;
         self.ack_due = None;
         if let Some(r) = self.wqe.take() {
             self.complete(qp, &qp.flush_cqe(r.hdr.wr_id, wc_opcode::RECV), false);
         }
-        let Some(rq) = self.rq.clone() else { return };
-        for _ in 0..rq.posted_since(self.done).unwrap_or(0) {
+        let Some(rq) = self.rq.clone() else {
+            return false;
+        };
+        let pending = rq.posted_since(self.done).unwrap_or(0);
+        for _ in 0..pending.min(budget) {
             let wr_id = rq.wr_id(self.done);
-            self.complete(qp, &qp.flush_cqe(wr_id, wc_opcode::RECV), false);
+            if !self.complete(qp, &qp.flush_cqe(wr_id, wc_opcode::RECV), false) {
+                self.done = self
+                    .done
+                    .wrapping_add(rq.posted_since(self.done).unwrap_or(0));
+                let _ = rq.publish_consumer(self.done);
+                break;
+            }
         }
+        rq.posted_since(self.done).unwrap_or(0) > 0
     }
 }

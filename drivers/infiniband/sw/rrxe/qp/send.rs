@@ -190,22 +190,35 @@ impl SendSide {
         self.complete(qp, &w, status);
     }
 
-    /// The error state's flush of the send queue: every WQE in flight or
-    /// not yet fetched completes with `IB_WC_WR_FLUSH_ERR`, in order.
-    /// Bounded by the ring's size.
-    pub(crate) fn flush(&mut self, qp: &Qp) {
+    /// The error state's flush of the send queue: every WQE in flight, then
+    /// up to `budget` not yet fetched, complete with `IB_WC_WR_FLUSH_ERR`,
+    /// in order; true if posted WQEs remain (the caller runs again later).
+    /// User space can claim a full ring with one index write, so the work
+    /// of one run is bounded by `budget`; if the CQ overruns (the QP's
+    /// error then has nowhere to go), the rest is retired without
+    /// completions, as C rxe does.
+    pub(crate) fn flush(&mut self, qp: &Qp, budget: u32) -> bool {
         self.clear_timer();
         while !self.inflight.is_empty() {
             self.retire_head(qp, WcStatus::WrFlushErr);
         }
         self.next = 0;
-        let Some(sq) = self.sq.clone() else { return };
-        for _ in 0..sq.posted_since(self.done).unwrap_or(0) {
+        let Some(sq) = self.sq.clone() else {
+            return false;
+        };
+        let pending = sq.posted_since(self.done).unwrap_or(0);
+        for _ in 0..pending.min(budget) {
             let wr_id = sq.wr_id(self.done);
             self.done = self.done.wrapping_add(1);
-            let _ = sq.publish_consumer(self.done);
-            let _ = qp.scq.post(&qp.flush_cqe(wr_id, wc_opcode::SEND), false);
+            if !qp.post_cqe(&qp.scq, &qp.flush_cqe(wr_id, wc_opcode::SEND), false) {
+                self.done = self
+                    .done
+                    .wrapping_add(sq.posted_since(self.done).unwrap_or(0));
+                break;
+            }
         }
+        let _ = sq.publish_consumer(self.done);
         self.fetched = self.done;
+        sq.posted_since(self.done).unwrap_or(0) > 0
     }
 }
