@@ -2,29 +2,31 @@
 
 //! Memory regions: user memory pinned for the device, and the per-device
 //! table that turns an lkey/rkey into the region.  A key is the table index
-//! (24 bits) and a key byte that changes with every registration, so a
-//! stale key for a reused index does not match.  Regions are shared as
-//! `Arc`s: the data path keeps one while it copies, so deregistration never
-//! frees memory in use.
+//! (24 bits) and a random key byte drawn at every registration, as C rxe
+//! does, so keys cannot be guessed from the order of registrations and a
+//! stale key for a reused index matches only by a 1-in-256 chance.
+//!
+//! Regions are shared as `Arc`s (a receive WQE or an RDMA WRITE in
+//! progress keeps its region across packets), but the pinned memory is
+//! [`Revocable`]: every copy runs under the RCU read lock that
+//! [`Revocable::try_access`] takes, and deregistration revokes the memory
+//! (waiting out copies in progress) before it returns.  So once `dereg_mr`
+//! has returned nothing lands in or is read from the region, whatever
+//! message is still open, and the pages are unpinned at once.
 
-use kernel::{
-    bindings,
-    prelude::*,
-    sync::{
-        atomic::{Atomic, Relaxed},
-        Arc,
-    },
-};
+use kernel::{bindings, prelude::*, revocable::Revocable, sync::Arc};
 
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
 use crate::kapi::rdma::mr::{PdId, UserMemory};
-use crate::kapi::xarray::RcuTable;
+use crate::kapi::{random, xarray::RcuTable};
 use crate::param;
 
 /// One registered region.
+#[pin_data]
 pub(crate) struct MrState {
-    /// Keeps the pages pinned.
-    mem: UserMemory,
+    /// Keeps the pages pinned until deregistration revokes it.
+    #[pin]
+    mem: Revocable<UserMemory>,
     pd: PdId,
     iova: u64,
     length: u64,
@@ -40,7 +42,8 @@ pub(crate) const REMOTE_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_
 /// Why a region access was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AccessError {
-    /// No current region has this key, or it is in another PD.
+    /// No current region has this key, it is in another PD, or it was
+    /// deregistered.
     Key,
     /// The region does not allow the access.
     Access,
@@ -82,8 +85,8 @@ impl MrState {
         n: usize,
         f: impl FnMut(&[u8]),
     ) -> core::result::Result<(), AccessError> {
-        self.mem
-            .append_to(pkt, off, n, f)
+        let mem = self.mem.try_access().ok_or(AccessError::Key)?;
+        mem.append_to(pkt, off, n, f)
             .map_err(|_| AccessError::Range)
     }
 
@@ -96,8 +99,8 @@ impl MrState {
         skb_off: usize,
         n: usize,
     ) -> core::result::Result<(), AccessError> {
-        self.mem
-            .write_from_skb(off, skb, skb_off, n)
+        let mem = self.mem.try_access().ok_or(AccessError::Key)?;
+        mem.write_from_skb(off, skb, skb_off, n)
             .map_err(|_| AccessError::Range)
     }
 }
@@ -119,11 +122,16 @@ fn index(key: u32) -> u32 {
     key >> 8
 }
 
-/// The key for table index `idx` (1 ..= 2^24 - 1) at allocation counter
-/// `n`: the index in the upper 24 bits, a key byte from the counter below,
-/// so re-registration at the same index yields a different key.
-fn make_key(idx: u32, n: u32) -> u32 {
-    (idx << 8) | (n.wrapping_mul(0x9e37_79b9) >> 24)
+/// The key for table index `idx` (1 ..= 2^24 - 1) and key byte `byte`.
+fn make_key(idx: u32, byte: u8) -> u32 {
+    (idx << 8) | u32::from(byte)
+}
+
+/// A fresh key byte from the kernel's random number generator.
+fn random_key_byte() -> u8 {
+    let mut b = [0u8; 1];
+    random::fill(&mut b);
+    b[0]
 }
 
 /// The MR table of one device: regions by key index, readable under RCU.
@@ -131,14 +139,12 @@ fn make_key(idx: u32, n: u32) -> u32 {
 pub(crate) struct MrTable {
     #[pin]
     table: RcuTable<MrState>,
-    /// Registrations so far: the key byte of the next one derives from it.
-    generation: Atomic<u32>,
 }
 
 impl MrTable {
     /// An empty table.
     pub(crate) fn new() -> impl PinInit<Self> {
-        pin_init!(Self { table <- RcuTable::new(), generation: Atomic::new(0) })
+        pin_init!(Self { table <- RcuTable::new() })
     }
 
     /// Registers a region of pinned memory `mem` at `iova`; returns it with
@@ -152,17 +158,16 @@ impl MrTable {
         access: u32,
     ) -> Result<RrxeMr> {
         let slot = self.table.reserve(1, param::MAX_MR as u32)?;
-        let n = self.generation.fetch_add(1, Relaxed);
-        let key = make_key(slot.index(), n);
-        let state = Arc::new(
-            MrState {
-                mem,
+        let key = make_key(slot.index(), random_key_byte());
+        let state = Arc::pin_init(
+            pin_init!(MrState {
+                mem <- Revocable::new(mem),
                 pd,
                 iova,
                 length,
                 access,
                 key,
-            },
+            }),
             GFP_KERNEL,
         )?;
         slot.publish(state.clone())?;
@@ -174,10 +179,13 @@ impl MrTable {
         self.table.get(index(key)).filter(|s| s.key == key)
     }
 
-    /// Removes `mr` from the table; its memory stays pinned until the last
-    /// user of the region (a WQE in flight) drops it.  May sleep.
+    /// Removes `mr` from the table and revokes its memory: copies in
+    /// progress finish first (an RCU grace period), later accesses through
+    /// a WQE or a WRITE still holding the region fail, and the pages are
+    /// unpinned before this returns.  May sleep.
     pub(crate) fn deregister(&self, mr: RrxeMr) {
         drop(self.table.remove(index(mr.state.key), &mr.state));
+        mr.state.mem.revoke();
     }
 }
 
@@ -191,19 +199,21 @@ mod tests {
     #[test]
     fn key_carries_index() {
         for idx in [1u32, 2, 77, (param::MAX_MR as u32)] {
-            for n in [0u32, 1, 12345, u32::MAX] {
-                assert_eq!(index(make_key(idx, n)), idx);
+            for b in [0u8, 1, 0x5a, u8::MAX] {
+                assert_eq!(index(make_key(idx, b)), idx);
+                assert_eq!(make_key(idx, b) & 0xff, u32::from(b));
             }
         }
     }
 
     #[test]
-    fn reuse_of_an_index_changes_the_key() {
-        let max = param::MAX_MR as u32;
-        // The same index comes back after `max` allocations.
-        let a = make_key(5, 4);
-        let b = make_key(5, 4 + max);
-        assert_ne!(a, b);
-        assert_eq!(index(a), index(b));
+    fn key_bytes_are_random() {
+        // 64 draws: all equal with probability 2^-504; a counter-derived
+        // or constant byte (the old scheme) fails the spread check too.
+        let mut seen = [false; 256];
+        for _ in 0..64 {
+            seen[usize::from(random_key_byte())] = true;
+        }
+        assert!(seen.iter().filter(|s| **s).count() > 16);
     }
 }

@@ -231,7 +231,10 @@ fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> R
     }
     if let Some(mr) = &t.mr {
         mr.write_from_skb(t.off, rx.skb(), rx.payload_offset(pkt), n)
-            .map_err(|_| denied("WRITE outside the region"))?;
+            .map_err(|e| match e {
+                AccessError::Key => denied("WRITE into a region deregistered meanwhile"),
+                _ => denied("WRITE outside the region"),
+            })?;
     }
     t.off += n;
     t.remaining -= n32;
