@@ -36,6 +36,14 @@ pub(crate) const MAX_MR: i32 = (DEFAULT_MAX >> 1) - 1;
 pub(crate) const MAX_MW: i32 = DEFAULT_MAX - (DEFAULT_MAX >> 1) - 1;
 /// SRQs start at index 0x20001.
 pub(crate) const MIN_SRQ_INDEX: i32 = 0x0002_0001;
+/// Ring memory (QP and CQ queues) one user context may hold: 256 MiB.
+/// The per-queue limits stay C rxe's (`MAX_QP_WR` WQEs of `MAX_SGE`
+/// SGEs, about 2 GiB for one ring), so without a cap one unprivileged
+/// process could pin gigabytes of vmalloc space per QP; the rings are also
+/// charged to the process's memory cgroup.  A create over the cap fails
+/// with `ENOMEM`.  256 MiB holds, e.g., 64 QPs of 16,384 WQEs with 4 SGEs
+/// each, far beyond what perftest or the pingpongs ask.
+pub(crate) const MAX_QUEUE_BYTES_PER_CONTEXT: usize = 256 << 20;
 /// Address handles: 2^15 - 1.
 pub(crate) const MAX_AH: i32 = (1 << 15) - 1;
 

@@ -8,6 +8,7 @@
 //! untrusted: every read is masked before use.
 
 use crate::kapi::rdma::umap::{UserContext, UserMapping};
+use crate::param;
 use kernel::prelude::*;
 
 /// Byte offsets in the header.
@@ -79,7 +80,7 @@ pub(crate) struct UserQueue {
 impl UserQueue {
     /// Allocates the queue in `ctx` and writes its header.
     pub(crate) fn new(ctx: &UserContext<'_>, geo: Geometry) -> Result<Self> {
-        let map = UserMapping::new(ctx, geo.byte_len())?;
+        let map = UserMapping::new(ctx, geo.byte_len(), param::MAX_QUEUE_BYTES_PER_CONTEXT)?;
         map.store(OFF_LOG2_ELEM_SIZE, geo.log2_elem_size)?;
         map.store(OFF_INDEX_MASK, geo.slots - 1)?;
         Ok(Self { map, geo })

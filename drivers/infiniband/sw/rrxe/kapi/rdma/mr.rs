@@ -35,7 +35,7 @@ pub(crate) struct UserMemory {
     umem: NonNull<bindings::ib_umem>,
     /// The pinned pages, in order; the region starts at `first_offset` in
     /// the first one.
-    pages: KVec<NonNull<bindings::page>>,
+    pages: KVVec<NonNull<bindings::page>>,
     first_offset: usize,
     len: usize,
 }
@@ -71,7 +71,7 @@ impl UserMemory {
         let umem = NonNull::new(umem).ok_or(ENOMEM)?;
         let mut this = Self {
             umem,
-            pages: KVec::new(),
+            pages: KVVec::new(),
             first_offset: 0,
             len,
         };
@@ -79,34 +79,35 @@ impl UserMemory {
         Ok(this)
     }
 
-    /// Lists the pinned pages from the umem's scatterlist.
+    /// Lists the pinned pages from the umem's scatterlist with the
+    /// kernel's page iterator (right on every memory model).
     fn collect_pages(&mut self) -> Result {
-        // SAFETY: The umem is pinned and its table built; entries cover
-        // physically contiguous pages (so consecutive `struct page`s, the
-        // memory model being vmemmap) and the list has `orig_nents` entries.
-        unsafe {
-            let u = self.umem.as_ptr();
-            self.first_offset = ((*u).address as usize) & (PAGE_SIZE - 1);
-            let need = (self.first_offset + self.len).div_ceil(PAGE_SIZE);
-            let mut sg = (*u).sgt_append.sgt.sgl;
-            for _ in 0..(*u).sgt_append.sgt.orig_nents {
-                if sg.is_null() {
-                    break;
-                }
-                let first = ((*sg).page_link & !3) as *mut bindings::page;
-                let n = ((*sg).offset as usize + (*sg).length as usize).div_ceil(PAGE_SIZE);
-                for i in 0..n {
-                    if self.pages.len() == need {
-                        break;
-                    }
-                    self.pages
-                        .push(NonNull::new(first.add(i)).ok_or(EFAULT)?, GFP_KERNEL)?;
-                }
-                sg = bindings::sg_next(sg);
+        let u = self.umem.as_ptr();
+        // SAFETY: The umem is pinned and immutable; `address` is plain data.
+        self.first_offset = (unsafe { (*u).address } as usize) & (PAGE_SIZE - 1);
+        let need = (self.first_offset + self.len).div_ceil(PAGE_SIZE);
+        self.pages.reserve(need, GFP_KERNEL)?;
+        // SAFETY: As above; the table was built by `ib_umem_get` and lives
+        // as long as the umem.
+        let (sgl, nents) = unsafe { ((*u).sgt_append.sgt.sgl, (*u).sgt_append.sgt.orig_nents) };
+        // SAFETY: All-zeroes is a valid (not yet started) iterator.
+        let mut it: bindings::sg_page_iter = unsafe { core::mem::zeroed() };
+        // SAFETY: `sgl` is a valid list of `nents` entries for the umem's
+        // lifetime, which covers this loop.
+        unsafe { bindings::__sg_page_iter_start(&mut it, sgl, nents, 0) };
+        while self.pages.len() < need {
+            // SAFETY: The iterator was started on a live table above.
+            if !unsafe { bindings::__sg_page_iter_next(&mut it) } {
+                break;
             }
-            if self.pages.len() != need {
-                return Err(EFAULT);
-            }
+            // SAFETY: `__sg_page_iter_next` returned true: the iterator is
+            // on a page of the table.
+            let page = unsafe { bindings::sg_page_iter_page(&mut it) };
+            self.pages
+                .push(NonNull::new(page).ok_or(EFAULT)?, GFP_KERNEL)?;
+        }
+        if self.pages.len() != need {
+            return Err(EFAULT);
         }
         Ok(())
     }

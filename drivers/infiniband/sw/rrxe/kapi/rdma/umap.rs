@@ -5,42 +5,100 @@
 //! way librxe maps its queues (the driver returns the entry's offset and
 //! size, user space maps them).
 //!
-//! Lifetime: user mappings may outlive the kernel object that created the
-//! area (a process can keep a CQ ring mapped after destroying the CQ), so
-//! the area belongs to the mmap entry.  [`UserMapping`] drops only the
-//! kernel's reference (`rdma_user_mmap_entry_remove`); ib_core calls
-//! `mmap_free` once the last mapping is gone, which frees the area.  Kernel
-//! accesses go through atomics, since user space writes the same memory.
+//! Lifetime: the area belongs to the mmap entry, which is referenced by
+//! the kernel object that created it ([`UserMapping`]) and by every user
+//! mapping of it (`rdma_user_mmap_vmalloc`, patches/0006, tracks each VMA
+//! the way `rdma_user_mmap_io` does, and its close drops the reference).
+//! ib_core calls `mmap_free`, which frees the area, when the last of them
+//! is gone.  So:
+//!
+//! * after the object is destroyed, a process that still maps its ring
+//!   keeps the memory (the kernel never reads or writes it again) until it
+//!   unmaps it, as with C rxe;
+//! * when the device is disassociated (`rdma link delete`, netdev removal,
+//!   rmmod with the device open), ib_core zaps every tracked mapping and
+//!   drops its reference, so the areas are freed then: the process's later
+//!   accesses to the mapping read zeroes (a dummy page), they do not fault;
+//! * entries are always freed before their user context, which ib_core
+//!   destroys only after the disassociation or the last close of the file
+//!   (a mapping holds the file).
+//!
+//! Areas are charged to the caller's memory cgroup (`GFP_KERNEL_ACCOUNT`)
+//! and to a per-context total that the driver caps (`ENOMEM` beyond it).
+//! Kernel accesses go through atomics, since user space writes the same
+//! memory.
 
 use core::{
     ptr::NonNull,
-    sync::atomic::{AtomicU32, Ordering},
+    sync::atomic::{AtomicU32, AtomicUsize, Ordering},
 };
 use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
 
-/// The driver's mmap entry: ib_core's entry plus the area it maps.
+/// The driver's mmap entry: ib_core's entry plus the area it maps and the
+/// context it is charged to.
 #[repr(C)]
 struct Entry {
     entry: Opaque<bindings::rdma_user_mmap_entry>,
     area: NonNull<u8>,
     len: usize,
+    /// Bytes charged to `ctx` (the area, page-rounded).
+    charged: usize,
+    /// INVARIANT: the context outlives the entry (see the module docs).
+    ctx: NonNull<ContextObj>,
+}
+
+/// The user context as ib_core allocates it for this driver
+/// (`size_ib_ucontext`, zeroed): ib_core's object, then the bytes of queue
+/// memory charged to it.
+#[repr(C)]
+pub(super) struct ContextObj {
+    ib: Opaque<bindings::ib_ucontext>,
+    queue_bytes: AtomicUsize,
 }
 
 /// A user context (`struct ib_ucontext`), borrowed for a verb call.
 pub(crate) struct UserContext<'a> {
-    raw: &'a Opaque<bindings::ib_ucontext>,
+    obj: &'a ContextObj,
 }
 
 impl<'a> UserContext<'a> {
     /// # Safety
     ///
-    /// `raw` must point to a live user context for `'a`.
+    /// `raw` must point to a live user context of a device using this
+    /// module's ops (so a [`ContextObj`]) for `'a`.
     pub(crate) unsafe fn from_raw(raw: *mut bindings::ib_ucontext) -> Self {
-        // SAFETY: Per the function's contract; `Opaque` is transparent.
+        // SAFETY: Per the function's contract, `raw` is the first field of
+        // a live `ContextObj` (`repr(C)`).
         Self {
-            raw: unsafe { &*raw.cast() },
+            obj: unsafe { &*raw.cast::<ContextObj>() },
         }
     }
+
+    fn raw(&self) -> *mut bindings::ib_ucontext {
+        self.obj.ib.get()
+    }
+
+    /// Charges `bytes` to the context unless its total would pass `limit`
+    /// (`ENOMEM` then, nothing charged).
+    fn charge(&self, bytes: usize, limit: usize) -> Result {
+        let total = &self.obj.queue_bytes;
+        let mut cur = total.load(Ordering::Relaxed);
+        loop {
+            let next = cur
+                .checked_add(bytes)
+                .filter(|n| *n <= limit)
+                .ok_or(ENOMEM)?;
+            match total.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Ok(()),
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+/// Returns `bytes` charged to `ctx`.
+fn uncharge(ctx: &ContextObj, bytes: usize) {
+    ctx.queue_bytes.fetch_sub(bytes, Ordering::Relaxed);
 }
 
 /// A user-mappable area registered with a user context; see the module
@@ -59,15 +117,18 @@ const PAGE_SIZE: usize = 1 << bindings::PAGE_SHIFT;
 
 impl UserMapping {
     /// Allocates `len` zeroed bytes (rounded up to pages) and makes them
-    /// mappable in `uctx`.
-    pub(crate) fn new(uctx: &UserContext<'_>, len: usize) -> Result<Self> {
+    /// mappable in `uctx`; `ENOMEM` if the context's queues would then
+    /// hold more than `limit` bytes.
+    pub(crate) fn new(uctx: &UserContext<'_>, len: usize, limit: usize) -> Result<Self> {
         let pages = len.checked_next_multiple_of(PAGE_SIZE).ok_or(EINVAL)?;
+        uctx.charge(pages, limit)?;
         // SAFETY: Plain allocation; the result is zeroed, page aligned and
         // flagged VM_USERMAP, or null.
-        let area = NonNull::new(
-            unsafe { bindings::vmalloc_user(pages as kernel::ffi::c_ulong) }.cast::<u8>(),
-        )
-        .ok_or(ENOMEM)?;
+        let area = unsafe { bindings::vmalloc_user_account(pages as kernel::ffi::c_ulong) };
+        let Some(area) = NonNull::new(area.cast::<u8>()) else {
+            uncharge(uctx.obj, pages);
+            return Err(ENOMEM);
+        };
         let entry = KBox::new(
             Entry {
                 // SAFETY: All-zeroes is the state ib_core expects before
@@ -75,14 +136,20 @@ impl UserMapping {
                 entry: Opaque::new(unsafe { core::mem::zeroed() }),
                 area,
                 len,
+                charged: pages,
+                // INVARIANT: ib_core frees every entry of a context before
+                // the context (module docs).
+                ctx: NonNull::from(uctx.obj),
             },
             GFP_KERNEL,
         );
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                // SAFETY: `area` came from `vmalloc_user` and is unshared.
+                // SAFETY: `area` came from `vmalloc_user_account` and is
+                // unshared.
                 unsafe { bindings::vfree(area.as_ptr().cast()) };
+                uncharge(uctx.obj, pages);
                 return Err(e.into());
             }
         };
@@ -90,11 +157,7 @@ impl UserMapping {
         // SAFETY: `uctx` is live; the entry is zeroed and stays at this
         // address until `mmap_free` frees it.
         let ret = unsafe {
-            bindings::rdma_user_mmap_entry_insert(
-                uctx.raw.get(),
-                (*entry.as_ptr()).entry.get(),
-                pages,
-            )
+            bindings::rdma_user_mmap_entry_insert(uctx.raw(), (*entry.as_ptr()).entry.get(), pages)
         };
         if let Err(e) = to_result(ret) {
             // SAFETY: Insertion failed, so ib_core never saw the entry.
@@ -177,41 +240,50 @@ impl Drop for UserMapping {
     }
 }
 
-/// Frees an entry and its area.
+/// Frees an entry and its area, and returns its charge to the context.
 ///
 /// # Safety
 ///
 /// `entry` came from `UserMapping::new` and nothing references it any more.
 unsafe fn free_entry(entry: NonNull<Entry>) {
-    // SAFETY: Per the function's contract, we own both allocations.
-    unsafe {
-        bindings::vfree(entry.as_ref().area.as_ptr().cast());
-        drop(KBox::from_raw(entry.as_ptr()));
-    }
+    // SAFETY: Per the function's contract, we own the entry, allocated by
+    // `KBox` in `UserMapping::new`.
+    let e = unsafe { KBox::from_raw(entry.as_ptr()) };
+    // SAFETY: The area came from `vmalloc_user_account` and no mapping or
+    // kernel object uses it any more.
+    unsafe { bindings::vfree(e.area.as_ptr().cast()) };
+    // SAFETY: By the `ctx` invariant, the context is still alive.
+    uncharge(unsafe { e.ctx.as_ref() }, e.charged);
 }
 
-/// `ops.mmap`: maps the entry `vma` names.
+/// `ops.mmap`: maps the entry `vma` names, for as long as the mapping
+/// lives or until disassociation (module docs).
 ///
 /// # Safety
 ///
-/// Only called by ib_core with a live user context and vma.
+/// Only called by ib_core (`ib_uverbs_mmap`) with a live user context and
+/// vma.
 pub(super) unsafe extern "C" fn mmap(
     uctx: *mut bindings::ib_ucontext,
     vma: *mut bindings::vm_area_struct,
 ) -> kernel::ffi::c_int {
-    // SAFETY: ib_core's contract for `mmap`; the entry returned (if any) is
-    // referenced until the put below, and all entries of this driver are
-    // `Entry`s (ib_core's entry is their first field).
-    unsafe {
-        let e = bindings::rdma_user_mmap_entry_get(uctx, vma);
-        if e.is_null() {
-            return -(bindings::EINVAL as i32);
-        }
-        let ours = e.cast::<Entry>();
-        let ret = bindings::remap_vmalloc_range(vma, (*ours).area.as_ptr().cast(), 0);
-        bindings::rdma_user_mmap_entry_put(e);
-        ret
+    // SAFETY: ib_core's contract for `mmap`.  The call checks that the vma
+    // is shared and exactly as large as the entry it names, and takes a
+    // reference on that entry.
+    let e = unsafe { bindings::rdma_user_mmap_entry_get(uctx, vma) };
+    if e.is_null() {
+        return -(bindings::EINVAL as i32);
     }
+    // SAFETY: All entries of this driver are `Entry`s (ib_core's entry is
+    // their first field); ours is referenced.
+    let area = unsafe { (*e.cast::<Entry>()).area };
+    // SAFETY: Called from `ib_uverbs_mmap` (its SRCU and file checks hold);
+    // `area` is a VM_USERMAP area of the entry's size, which equals the
+    // vma's.  The mapping takes its own reference on the entry.
+    let ret = unsafe { bindings::rdma_user_mmap_vmalloc(uctx, vma, area.as_ptr().cast(), e) };
+    // SAFETY: Drops the reference taken by the get above.
+    unsafe { bindings::rdma_user_mmap_entry_put(e) };
+    ret
 }
 
 /// `ops.mmap_free`: the last reference to an entry is gone.

@@ -50,7 +50,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
     // ib_core allocates these objects itself, with the driver's size; CQs
     // carry the driver's `Cq` after the C struct.
-    ops.size_ib_ucontext = size_of::<bindings::ib_ucontext>();
+    ops.size_ib_ucontext = size_of::<super::umap::ContextObj>();
     ops.size_ib_pd = size_of::<bindings::ib_pd>();
     ops.size_ib_qp = size_of::<super::qp::QpObj<T>>();
     ops.size_ib_cq = size_of::<super::cq::CqObj<T>>();
@@ -160,8 +160,8 @@ unsafe extern "C" fn get_link_layer(
 /// has it open.  Providing it lets ib_core remove the device at once instead
 /// of waiting for every process to close it: ib_core destroys the context's
 /// objects through the regular destroy verbs, zaps the process's mappings of
-/// the rings, and fails its later verbs with `EIO`.  Nothing is left for the
-/// driver to do here.
+/// the rings (tracked by `rdma_user_mmap_vmalloc`, see `umap`), and fails
+/// its later verbs with `EIO`.  Nothing is left for the driver to do here.
 ///
 /// # Safety
 ///
