@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""Checks for the findings of the security review (issue 11), through
+pyverbs and stock librxe.  Each subcommand fails (exit 1, a line saying
+what) on the code before its fix.
+
+  first-key DEV             print the key of the first MR of a fresh device
+                            (scenario 25 calls it on several fresh devices:
+                            with a fixed key byte the first key was always
+                            0x100)
+  dereg-write DEV_A GIDX_A DEV_B GIDX_B BYTES
+                            a large RDMA WRITE from A into B's region,
+                            deregistered by B while the WRITE is under way:
+                            once dereg returns nothing may land, and the
+                            WRITE completes in error (or had finished)
+  ring-cap DEV              the per-context ring memory cap: one QP over it,
+                            and a second QP that would cross it, fail with
+                            ENOMEM; after a destroy the memory is back
+  zap DEV                   map a CQ ring (librxe does), delete the device
+                            from another process (`rdma link delete`): the
+                            mapping then reads zeroes (zapped by ib_core on
+                            disassociation) and the process survives writes
+"""
+import ctypes
+import errno
+import mmap
+import subprocess
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, SendWR
+
+RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+
+
+def die(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def first_key(dev):
+    ctx = Context(name=dev)
+    pd = PD(ctx)
+    mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    print(f"{mr.lkey:#x}")
+
+
+def rc_qp(pd, cq, send_wr=4):
+    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                             cap=QPCap(max_send_wr=send_wr, max_recv_wr=4,
+                                       max_send_sge=1, max_recv_sge=1)))
+
+
+def connect(qp, gidx, peer_qpn, peer_gid):
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_INIT
+    a.pkey_index = 0
+    a.port_num = 1
+    a.qp_access_flags = RW
+    qp.to_init(a)
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_RTR
+    a.path_mtu = e.IBV_MTU_1024
+    a.dest_qp_num = peer_qpn
+    a.rq_psn = 0
+    a.max_dest_rd_atomic = 1
+    a.min_rnr_timer = 1
+    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=peer_gid, sgid_index=gidx), is_global=1, port_num=1)
+    qp.to_rtr(a)
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_RTS
+    a.timeout = 14
+    a.retry_cnt = 7
+    a.rnr_retry = 7
+    a.sq_psn = 0
+    a.max_rd_atomic = 1
+    qp.to_rts(a)
+
+
+def dereg_write(dev_a, gidx_a, dev_b, gidx_b, size):
+    ca, cb = Context(name=dev_a), Context(name=dev_b)
+    pa, pb = PD(ca), PD(cb)
+    qa_cq, qb_cq = CQ(ca, 8), CQ(cb, 8)
+    qa, qb = rc_qp(pa, qa_cq), rc_qp(pb, qb_cq)
+    connect(qa, gidx_a, qb.qp_num, cb.query_gid(1, gidx_b))
+    connect(qb, gidx_b, qa.qp_num, ca.query_gid(1, gidx_a))
+    # B's region is memory this process owns (it stays mapped after the
+    # deregistration, so what lands later is visible).
+    buf = mmap.mmap(-1, size)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    mrb = MR(pb, size, RW, address=addr)
+    src = MR(pa, size, e.IBV_ACCESS_LOCAL_WRITE)
+    src.write(b"\xa5" * size, size)
+    wr = SendWR(opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(src.buf, size, src.lkey)])
+    wr.set_wr_rdma(mrb.rkey, addr)
+    qa.post_send(wr)
+    # Wait for the WRITE's first bytes, then deregister mid-message.
+    t0 = time.monotonic()
+    while buf[0] != 0xA5:
+        if time.monotonic() - t0 > 60:
+            die("the WRITE never started")
+    landed = buf.find(b"\x00")
+    mrb.close()
+    snap = bytes(buf)
+    got = snap.count(b"\xa5")
+    # A's completion: an error (remote access) if the WRITE was cut, or
+    # success if it had all landed before the deregistration.
+    t0 = time.monotonic()
+    while True:
+        n, wcs = qa_cq.poll()
+        if n:
+            break
+        if time.monotonic() - t0 > 120:
+            die("no completion for the WRITE")
+    status = wcs[0].status
+    if got == size:
+        die(f"the {size}-byte WRITE had all landed before dereg_mr: nothing tested (use more bytes)")
+    time.sleep(1)
+    if bytes(buf) != snap:
+        after = bytes(buf).count(b"\xa5")
+        die(f"{after - got} bytes landed after dereg_mr returned ({got} before)")
+    if got < size and status == e.IBV_WC_SUCCESS:
+        die(f"the WRITE completed successfully but only {got} of {size} bytes landed")
+    print(f"ok: dereg during a {size}-byte WRITE: {got} bytes before (first check at {landed}), "
+          f"none after; the WRITE completed with status {status}")
+
+
+def qp_or_errno(pd, cq, send_wr, sge):
+    try:
+        return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                                 cap=QPCap(max_send_wr=send_wr, max_recv_wr=1,
+                                           max_send_sge=sge, max_recv_sge=1))), 0
+    except PyverbsRDMAError as err:
+        return None, err.error_code
+
+
+def ring_cap(dev):
+    ctx = Context(name=dev)
+    pd = PD(ctx)
+    cq = CQ(ctx, 4)
+    # 2^18 WQEs of 32 SGEs: a 512 MiB send ring, over the 256 MiB cap
+    # (and within a 2 GiB VM's vmalloc space: without the cap it succeeds).
+    qp, err = qp_or_errno(pd, cq, 1 << 18, 32)
+    if qp is not None:
+        die("a QP with a 512 MiB send ring was created")
+    if err != errno.ENOMEM:
+        die(f"a QP over the ring cap failed with errno {err}, not ENOMEM")
+    print("ok: 512 MiB send ring refused with ENOMEM")
+    # 2^16 WQEs of 32 SGEs: 128 MiB each; two fit no more under 256 MiB
+    # (with the RQ and CQ rings), the second fails, and after destroying
+    # the first the second fits.
+    q1, err = qp_or_errno(pd, cq, 1 << 16, 32)
+    if q1 is None:
+        die(f"a QP with a 128 MiB send ring failed: errno {err}")
+    q2, err = qp_or_errno(pd, cq, 1 << 16, 32)
+    if q2 is not None:
+        die("two QPs of 128 MiB send rings fit under the 256 MiB cap")
+    if err != errno.ENOMEM:
+        die(f"the QP crossing the cap failed with errno {err}, not ENOMEM")
+    q1.close()
+    q2, err = qp_or_errno(pd, cq, 1 << 16, 32)
+    if q2 is None:
+        die(f"after destroying the first QP, the second still fails: errno {err}")
+    q2.close()
+    print("ok: second 128 MiB ring refused with ENOMEM while the first lives, accepted after")
+
+
+def uverbs_maps():
+    """(start, end) of this process's mappings of a uverbs device."""
+    maps = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "/dev/infiniband/uverbs" in line:
+                lo, hi = line.split()[0].split("-")
+                maps.append((int(lo, 16), int(hi, 16)))
+    return maps
+
+
+def zap(dev):
+    ctx = Context(name=dev)
+    cq = CQ(ctx, 16)
+    maps = uverbs_maps()
+    if not maps:
+        die("librxe mapped no ring of the uverbs device")
+    lo, hi = maps[0]
+    # struct rxe_queue_buf: log2_elem_size, index_mask (non-zero).
+    hdr = ctypes.string_at(lo, 8)
+    if hdr == b"\0" * 8:
+        die("the ring header reads zero before the device went")
+    subprocess.run(["rdma", "link", "delete", dev], check=True, timeout=120)
+    hdr = ctypes.string_at(lo, 8)
+    if hdr != b"\0" * 8:
+        die(f"after disassociation the ring still shows its header {hdr.hex()} "
+            "(a mapping the kernel forgot)")
+    ctypes.memmove(lo, b"x" * 64, 64)  # writable (a dummy page), no fault
+    print(f"ok: ring mapping {lo:#x}-{hi:#x} reads zeroes after `rdma link delete`, writes are harmless")
+    del cq, ctx  # their destroy fails with EIO: the device is gone
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "first-key":
+        first_key(args[0])
+    elif cmd == "dereg-write":
+        dereg_write(args[0], int(args[1]), args[2], int(args[3]), int(args[4]))
+    elif cmd == "ring-cap":
+        ring_cap(args[0])
+    elif cmd == "zap":
+        zap(args[0])
+    else:
+        die(f"unknown subcommand {cmd}")
+
+
+if __name__ == "__main__":
+    main()
