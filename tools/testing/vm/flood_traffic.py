@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""Live RC traffic for scenario 20-remote-flood (pyverbs, stock librxe):
+two RC QP pairs between device A (the one under attack) and device B, one
+with A as requester (X: A -> B) and one with A as responder (Y: B -> A),
+alternately carrying SENDs into posted receives and RDMA WRITEs of SIZE
+bytes of fresh random data, each checked byte for byte at the receiver,
+until the file STOP exists (and at least MIN messages went through).
+
+All PSNs start at 100.  Once connected, A's QPs go to INFO as
+"rc:QPN:100,rc:QPN:100" (roce-flood --live).  The traffic stays far
+within roce-flood's LIVE_SPAN (2^20 PSNs) of its start: it stops on its
+own before that.
+
+Exit status: 0 every message byte-exact; 3 the traffic failed cleanly (a
+completion with an error status: printed); 1 data corruption, a hang (no
+completion within 60 s) or any other error.
+usage: flood_traffic.py DEV_A GIDX_A DEV_B GIDX_B INFO STOP [MIN] [SIZE]"""
+import os
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+
+dev_a, gidx_a, dev_b, gidx_b = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+info, stop = sys.argv[5], sys.argv[6]
+min_msgs = int(sys.argv[7]) if len(sys.argv) > 7 else 4
+SIZE = int(sys.argv[8]) if len(sys.argv) > 8 else 16384
+PSN = 100
+MTU = 1024
+LIVE_SPAN = 1 << 20
+RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+
+
+class CleanFailure(Exception):
+    pass
+
+
+class Dev:
+    def __init__(self, name, gidx):
+        self.ctx = Context(name=name)
+        self.gidx = gidx
+        self.gid = self.ctx.query_gid(1, gidx)
+        self.pd = PD(self.ctx)
+        self.cq = CQ(self.ctx, 256)
+
+
+class End:
+    def __init__(self, dev):
+        self.dev = dev
+        self.cq = CQ(dev.ctx, 256)
+        self.mr = MR(dev.pd, SIZE * 2, RW)
+        self.qp = QP(dev.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq,
+                                        cap=QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1,
+                                                  max_recv_sge=1)))
+
+    def connect(self, peer):
+        a = QPAttr()
+        a.qp_state = e.IBV_QPS_INIT
+        a.pkey_index = 0
+        a.port_num = 1
+        a.qp_access_flags = RW
+        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+        a = QPAttr()
+        a.qp_state = e.IBV_QPS_RTR
+        a.path_mtu = e.IBV_MTU_1024
+        a.dest_qp_num = peer.qp.qp_num
+        a.rq_psn = PSN
+        a.max_dest_rd_atomic = 1
+        a.min_rnr_timer = 1
+        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=peer.dev.gid, sgid_index=self.dev.gidx, hop_limit=64),
+                           is_global=1, port_num=1)
+        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
+                       | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+        a = QPAttr()
+        a.qp_state = e.IBV_QPS_RTS
+        a.timeout = 12
+        a.retry_cnt = 7
+        a.rnr_retry = 7
+        a.sq_psn = PSN
+        a.max_rd_atomic = 1
+        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
+                       | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+
+
+def poll(cq, what, timeout=60.0):
+    end = time.time() + timeout
+    while True:
+        cnt, wcs = cq.poll(num_entries=1)
+        if cnt:
+            wc = wcs[0]
+            if wc.status != e.IBV_WC_SUCCESS:
+                raise CleanFailure(f"{what}: completion status {wc.status}")
+            return wc
+        if time.time() > end:
+            raise AssertionError(f"{what}: no completion in {timeout}s (hang)")
+
+
+def message(src, dst, i, send):
+    data = os.urandom(SIZE)
+    src.mr.write(data, SIZE)
+    kind = "send" if send else "write"
+    if send:
+        dst.qp.post_recv(RecvWR(wr_id=i, num_sge=1, sg=[SGE(dst.mr.buf, SIZE, dst.mr.lkey)]))
+        src.qp.post_send(SendWR(wr_id=i, opcode=e.IBV_WR_SEND, num_sge=1,
+                                sg=[SGE(src.mr.buf, SIZE, src.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED))
+        poll(src.cq, f"{kind} {i}")
+        wc = poll(dst.cq, f"recv {i}")
+        assert wc.byte_len == SIZE, f"recv {i}: byte_len {wc.byte_len}"
+        assert wc.wr_id == i, f"recv {i}: completed receive {wc.wr_id}"
+        got = dst.mr.read(SIZE, 0)
+    else:
+        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                    sg=[SGE(src.mr.buf, SIZE, src.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_wr_rdma(dst.mr.rkey, dst.mr.buf + SIZE)
+        src.qp.post_send(wr)
+        poll(src.cq, f"{kind} {i}")
+        got = dst.mr.read(SIZE, SIZE)
+    assert got == data, f"DATA CORRUPTION: {kind} {i} arrived different"
+
+
+A, B = Dev(dev_a, gidx_a), Dev(dev_b, gidx_b)
+xa, xb = End(A), End(B)     # X: A requester
+ya, yb = End(A), End(B)     # Y: A responder
+for s, d in ((xa, xb), (xb, xa), (ya, yb), (yb, ya)):
+    s.connect(d)
+with open(info + ".tmp", "w") as f:
+    f.write(f"rc:{xa.qp.qp_num}:{PSN},rc:{ya.qp.qp_num}:{PSN}\n")
+os.rename(info + ".tmp", info)
+
+pkts = (SIZE + MTU - 1) // MTU
+# Each QP carries every other message: stay LIVE_SPAN PSNs from the start.
+limit = 2 * (LIVE_SPAN // pkts) - 64
+i = 0
+t0 = time.time()
+try:
+    while i < limit and (i < min_msgs or not os.path.exists(stop)):
+        pair = (xa, xb) if i % 2 == 0 else (yb, ya)
+        message(pair[0], pair[1], i, (i // 2) % 2 == 0)
+        i += 1
+except CleanFailure as err:
+    print(f"flood_traffic: failed cleanly after {i} messages: {err}")
+    sys.exit(3)
+print(f"flood_traffic: {i} messages of {SIZE} B byte-exact in {time.time() - t0:.1f} s "
+      f"(A requester and responder)")
