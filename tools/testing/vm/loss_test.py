@@ -1,11 +1,36 @@
 #!/usr/bin/python3
-"""RC over a lossy link (pyverbs, stock librxe): QP a on device A sends N
-messages (SENDs of 64 KiB into posted receives, and RDMA WRITEs) to QP b on
-device B, the devices in two namespaces joined by a veth with netem loss.
-Every completion must succeed and the data arrive byte-exact; both QPs stay
-up until the sender has all its completions (so a lost final ACK is
-retransmitted, not left to a peer that has exited).
-usage: loss_test.py DEV_A GIDX_A DEV_B GIDX_B [N]"""
+"""RC over a lossy link (pyverbs, stock librxe): QP a on device A sends
+messages to QP b on device B, the devices in two namespaces joined by a
+veth with netem loss (and reordering, duplication, jitter).  Two phases:
+SENDs into posted receives, then RDMA WRITEs into a region of B.  Up to
+WINDOW work requests are outstanding at once; each message lands in its
+own slot (message k in slot k % WINDOW) and a slot is reused only after
+the message in it was checked.
+
+Every completion must succeed and every byte of every message arrive as
+sent: message k of phase p carries a pattern that depends on the offset in
+the message, on k and on p (a 16-byte header with k, p and the size, then
+a window into a seeded random buffer that starts at an offset chosen by k),
+so a lost, stale, duplicated, misplaced or reordered message or packet
+shows as a mismatch.  A SEND is checked when B's receive completes (its
+byte_len too); a WRITE when A's send completion arrives (the ACK means the
+data was placed in B's memory).  Both QPs stay up until A has all its
+completions, so a lost final ACK is retransmitted, not left to a peer that
+has exited.
+
+usage: loss_test.py DEV_A GIDX_A DEV_B GIDX_B [N] [options]
+  N                messages in all, half SENDs then half WRITEs, one at a
+                   time (the default when no --bytes: 100)
+  --bytes B        bytes per phase (suffixes K, M, G: KiB, MiB, GiB)
+  --size S         message size (65536)
+  --window W       outstanding work requests (1)
+  --phases LIST    send,write (default), send or write
+  --mtu M          path MTU, 256..4096 (1024)
+  --timeout T      the QP's local ACK timeout exponent: 4.096 us * 2^T (12)
+  --stall S        fail if no completion for S seconds (60)"""
+import argparse
+import random
+import struct
 import sys
 import time
 
@@ -18,22 +43,64 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
-dev_a, gidx_a, dev_b, gidx_b = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-n = int(sys.argv[5]) if len(sys.argv) > 5 else 100
-SIZE = 65536
 RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+MTUS = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024, 2048: e.IBV_MTU_2048,
+        4096: e.IBV_MTU_4096}
+PHASE = {"send": 1, "write": 2}
+
+
+def size_arg(s):
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:].upper(), 1)
+    return int(s[:-1] if mult > 1 else s) * mult
+
+
+ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1].split("\n")[0])
+ap.add_argument("dev_a")
+ap.add_argument("gidx_a", type=int)
+ap.add_argument("dev_b")
+ap.add_argument("gidx_b", type=int)
+ap.add_argument("n", type=int, nargs="?")
+ap.add_argument("--bytes", type=size_arg)
+ap.add_argument("--size", type=size_arg, default=65536)
+ap.add_argument("--window", type=int, default=1)
+ap.add_argument("--phases", default="send,write")
+ap.add_argument("--mtu", type=int, default=1024, choices=sorted(MTUS))
+ap.add_argument("--timeout", type=int, default=12)
+ap.add_argument("--stall", type=float, default=60.0)
+args = ap.parse_args()
+SIZE, WINDOW = args.size, args.window
+assert SIZE >= 16 and WINDOW >= 1
+phases = args.phases.split(",")
+assert all(p in PHASE for p in phases), phases
+if args.bytes is not None:
+    counts = {p: -(-args.bytes // SIZE) for p in phases}
+else:
+    n = 100 if args.n is None else args.n
+    # Legacy form: N messages, the first half SENDs, the rest WRITEs.
+    counts = {p: c for p, c in zip(phases, [n - n // 2, n // 2] if len(phases) == 2 else [n])}
+
+# A seeded random buffer: message k is a window into it at an offset that
+# depends on k, after a header naming the message.
+BASE = random.Random(0x5eed).randbytes(SIZE + 4096)
+
+
+def pattern(phase, k):
+    off = (k * 2654435761) % 4096
+    return struct.pack("<QII", k, PHASE[phase], SIZE) + BASE[off:off + SIZE - 16]
 
 
 class End:
-    def __init__(self, dev, gidx):
+    def __init__(self, dev, gidx, slots):
         self.ctx = Context(name=dev)
         self.gidx = gidx
         self.gid = self.ctx.query_gid(1, gidx)
         self.pd = PD(self.ctx)
-        self.cq = CQ(self.ctx, 256)
-        self.mr = MR(self.pd, SIZE * 2, RW)
-        self.qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq,
-                                         cap=QPCap(max_send_wr=64, max_recv_wr=64, max_send_sge=1, max_recv_sge=1)))
+        self.scq = CQ(self.ctx, WINDOW + 16)
+        self.rcq = CQ(self.ctx, WINDOW + 16)
+        self.mr = MR(self.pd, SIZE * slots, RW)
+        self.qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.scq, rcq=self.rcq,
+                                         cap=QPCap(max_send_wr=WINDOW, max_recv_wr=WINDOW,
+                                                   max_send_sge=1, max_recv_sge=1)))
 
     def connect(self, peer):
         a = QPAttr()
@@ -44,7 +111,7 @@ class End:
         self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
         a = QPAttr()
         a.qp_state = e.IBV_QPS_RTR
-        a.path_mtu = e.IBV_MTU_1024
+        a.path_mtu = MTUS[args.mtu]
         a.dest_qp_num = peer.qp.qp_num
         a.rq_psn = 100
         a.max_dest_rd_atomic = 1
@@ -54,7 +121,7 @@ class End:
                        | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
         a = QPAttr()
         a.qp_state = e.IBV_QPS_RTS
-        a.timeout = 12
+        a.timeout = args.timeout
         a.retry_cnt = 7
         a.rnr_retry = 7
         a.sq_psn = 100
@@ -63,39 +130,90 @@ class End:
                        | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
 
 
-def poll(cq, what, timeout=60.0):
-    end = time.time() + timeout
-    while True:
-        cnt, wcs = cq.poll(num_entries=1)
-        if cnt:
-            wc = wcs[0]
-            assert wc.status == e.IBV_WC_SUCCESS, f"{what}: status {wc.status}"
-            return wc
-        if time.time() > end:
-            raise AssertionError(f"{what}: no completion in {timeout}s")
+def qp_state(end):
+    attr, _ = end.qp.query(e.IBV_QP_STATE)
+    return attr.qp_state
 
 
-a, b = End(dev_a, gidx_a), End(dev_b, gidx_b)
+class Stall(AssertionError):
+    pass
+
+
+def run_phase(a, b, phase, n):
+    """n messages of SIZE bytes from a to b, at most WINDOW outstanding."""
+    send = phase == "send"
+    wbase = WINDOW * SIZE  # B's WRITE slots follow its receive slots
+    posted = done = recv_posted = recv_done = 0
+    last = time.time()
+
+    def post_recv():
+        nonlocal recv_posted
+        k = recv_posted
+        b.qp.post_recv(RecvWR(wr_id=k, num_sge=1, sg=[SGE(b.mr.buf + (k % WINDOW) * SIZE, SIZE, b.mr.lkey)]))
+        recv_posted += 1
+
+    if send:
+        while recv_posted < min(n, WINDOW):
+            post_recv()
+    while done < n or (send and recv_done < n):
+        # Post while a slot is free (and, for SENDs, its receive is posted:
+        # no RNR NAKs, the loss is what is under test).
+        while posted < n and posted - done < WINDOW and (not send or posted < recv_posted):
+            k, slot = posted, posted % WINDOW
+            a.mr.write(pattern(phase, k), SIZE, slot * SIZE)
+            wr = SendWR(wr_id=k, opcode=e.IBV_WR_SEND if send else e.IBV_WR_RDMA_WRITE, num_sge=1,
+                        sg=[SGE(a.mr.buf + slot * SIZE, SIZE, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+            if not send:
+                wr.set_wr_rdma(b.mr.rkey, b.mr.buf + wbase + slot * SIZE)
+            a.qp.post_send(wr)
+            posted += 1
+        progress = False
+        cnt, wcs = a.scq.poll(num_entries=WINDOW)
+        for wc in wcs[:cnt]:
+            assert wc.status == e.IBV_WC_SUCCESS, f"{phase} {wc.wr_id}: status {wc.status}"
+            assert wc.wr_id == done, f"{phase}: completion for {wc.wr_id}, expected {done} (out of order)"
+            if not send:
+                got = b.mr.read(SIZE, wbase + (done % WINDOW) * SIZE)
+                if got != pattern(phase, done):
+                    raise AssertionError(f"write {done}: data differs at byte "
+                                         f"{next(i for i, (x, y) in enumerate(zip(got, pattern(phase, done))) if x != y)}")
+            done += 1
+            progress = True
+        if send:
+            cnt, wcs = b.rcq.poll(num_entries=WINDOW)
+            for wc in wcs[:cnt]:
+                k = recv_done
+                assert wc.status == e.IBV_WC_SUCCESS, f"recv {wc.wr_id}: status {wc.status}"
+                assert wc.wr_id == k, f"recv: completion for {wc.wr_id}, expected {k}"
+                assert wc.byte_len == SIZE, f"recv {k}: byte_len {wc.byte_len}"
+                got = b.mr.read(SIZE, (k % WINDOW) * SIZE)
+                if got != pattern(phase, k):
+                    raise AssertionError(f"send {k}: data differs at byte "
+                                         f"{next(i for i, (x, y) in enumerate(zip(got, pattern(phase, k))) if x != y)}")
+                recv_done += 1
+                if recv_posted < n:
+                    post_recv()
+                progress = True
+        now = time.time()
+        if progress:
+            last = now
+        elif now - last > args.stall:
+            raise Stall(f"{phase}: no completion for {args.stall:.0f}s: posted {posted}, completed {done}, "
+                        f"receives posted {recv_posted}, completed {recv_done}, of {n}; "
+                        f"QP states a={qp_state(a)} b={qp_state(b)}")
+
+
+a, b = End(args.dev_a, args.gidx_a, WINDOW), End(args.dev_b, args.gidx_b, 2 * WINDOW)
 a.connect(b)
 b.connect(a)
-for i in range(n):
-    pattern = bytes(((i + j * 13) & 0xff) for j in range(SIZE))
-    a.mr.write(pattern, SIZE)
-    if i % 2 == 0:
-        b.qp.post_recv(RecvWR(wr_id=i, num_sge=1, sg=[SGE(b.mr.buf, SIZE, b.mr.lkey)]))
-        wr = SendWR(wr_id=i, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(a.mr.buf, SIZE, a.mr.lkey)],
-                    send_flags=e.IBV_SEND_SIGNALED)
-        a.qp.post_send(wr)
-        poll(a.cq, f"send {i}")
-        wc = poll(b.cq, f"recv {i}")
-        assert wc.byte_len == SIZE, wc.byte_len
-        got = b.mr.read(SIZE, 0)
-    else:
-        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(a.mr.buf, SIZE, a.mr.lkey)],
-                    send_flags=e.IBV_SEND_SIGNALED)
-        wr.set_wr_rdma(b.mr.rkey, b.mr.buf + SIZE)
-        a.qp.post_send(wr)
-        poll(a.cq, f"write {i}")
-        got = b.mr.read(SIZE, SIZE)
-    assert got == pattern, f"message {i}: data differs"
-print(f"loss_test: {n} messages of {SIZE} B delivered byte-exact")
+for phase in phases:
+    n = counts[phase]
+    if not n:
+        continue
+    t0 = time.time()
+    run_phase(a, b, phase, n)
+    secs = time.time() - t0
+    print(f"loss_test: {phase}: {n} messages of {SIZE} B ({n * SIZE / 2**20:.1f} MiB, window {WINDOW}, "
+          f"mtu {args.mtu}, timeout {args.timeout}) delivered byte-exact in {secs:.1f}s "
+          f"({n * SIZE / 2**20 / max(secs, 1e-6):.2f} MiB/s)")
+    sys.stdout.flush()
