@@ -63,6 +63,13 @@ n=0
 for s in "$here"/scenarios/*.sh; do
 	name=$(basename "$s" .sh)
 	[ -n "$filter" ] && [[ "$name" != *$filter* ]] && continue
+	# "# quick-flavors: debug": make test runs it on those flavors only
+	# (make test-full everywhere), to keep CI within its budget.
+	only=$(sed -n 's/^# quick-flavors: *//p' "$s" | head -1)
+	if [ -n "$only" ] && [ "$RRXE_TEST_LEVEL" = quick ] && [[ " $only " != *" $RRXE_FLAVOR "* ]]; then
+		echo "# $name: not in make test on $RRXE_FLAVOR (quick-flavors: $only)"
+		continue
+	fi
 	n=$((n + 1))
 	cleanup
 	dmesg -C

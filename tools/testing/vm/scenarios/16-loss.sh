@@ -1,4 +1,7 @@
 # timeout: 900
+# quick-flavors: release
+# (make test runs it on release only: on debug, 23-lossy-link covers loss,
+# reordering and duplication on the same paths.)
 # Retransmission: RC traffic between two rrxe devices, and between rrxe and
 # C rxe each way, over a veth with netem dropping 5% of the packets in
 # each direction: SENDs and RDMA WRITEs of 64 KiB (pyverbs, loss_test.py)
