@@ -1,4 +1,6 @@
 # timeout: 300
+# quick-flavors: release
+# (a header-field check with tcpdump: release only in make test.)
 # The IP header of rrxe's packets carries the QP's address vector: a
 # traffic class set in the AV's GRH (stock ib_write_bw --tclass) appears
 # as the IPv4 TOS of the requests and of the responder's ACKs (C rxe does
