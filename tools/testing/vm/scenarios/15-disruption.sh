@@ -1,7 +1,8 @@
 # timeout: 600
 # quick-flavors: release
-# (make test runs it on release only; on debug, 24-churn deletes the
-# module, the links and the netdev under traffic.)
+# (make test runs it on release only; on debug, 24-churn unloads the
+# module and deletes the links under traffic, 06-teardown and 07-races
+# delete netdevs.)
 # Disruptions while ibv_rc_pingpong runs between two rrxe devices.  rrxe
 # supports disassociating user contexts, so neither rmmod nor `rdma link
 # delete` waits for the processes: the devices go at once, the processes'
