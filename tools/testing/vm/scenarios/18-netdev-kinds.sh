@@ -1,3 +1,6 @@
+# quick-flavors: release
+# (make test runs it on release only: on debug, 01, 05, 06 and 07 add,
+# use and remove devices on veths.)
 # rrxe binds where C rxe binds: any netdev but a VLAN device.  On veth,
 # dummy, tun and lo, for rrxe and (in its own namespace) C rxe: `rdma link
 # add` works, the GID table follows the netdev's addresses, ibv_devinfo
