@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """RC over a lossy link (pyverbs, stock librxe): QP a on device A sends
 messages to QP b on device B, the devices in two namespaces joined by a
-veth with netem loss (and reordering, duplication, jitter).  Two phases:
-SENDs into posted receives, then RDMA WRITEs into a region of B.  Up to
+veth with netem loss (and reordering, duplication, jitter).  Phases:
+SENDs into posted receives, RDMA WRITEs into a region of B, RDMA READs
+from a region of B, and fetch-and-adds from two QPs onto one counter in
+B.  Up to
 WINDOW work requests are outstanding at once; each message lands in its
 own slot (message k in slot k % WINDOW) and a slot is reused only after
 the message in it was checked.
@@ -14,7 +16,10 @@ a window into a seeded random buffer that starts at an offset chosen by k),
 so a lost, stale, duplicated, misplaced or reordered message or packet
 shows as a mismatch.  A SEND is checked when B's receive completes (its
 byte_len too); a WRITE when A's send completion arrives (the ACK means the
-data was placed in B's memory).  Both QPs stay up until A has all its
+data was placed in B's memory); a READ when it completes at A.  The
+fetch-and-adds (one per message, adding 1) must leave the counter at
+exactly their number and return every value below it exactly once: an
+atomic executed twice after a retransmission shows.  Both QPs stay up until A has all its
 completions, so a lost final ACK is retransmitted, not left to a peer that
 has exited.
 
@@ -24,7 +29,9 @@ usage: loss_test.py DEV_A GIDX_A DEV_B GIDX_B [N] [options]
   --bytes B        bytes per phase (suffixes K, M, G: KiB, MiB, GiB)
   --size S         message size (65536)
   --window W       outstanding work requests (1)
-  --phases LIST    send,write (default), send or write
+  --phases LIST    any of send, write, read, faa, comma-separated
+                   (default send,write)
+  --atomics N      fetch-and-adds of the faa phase (200)
   --mtu M          path MTU, 256..4096 (1024)
   --timeout T      the QP's local ACK timeout exponent: 4.096 us * 2^T (12)
   --stall S        fail if no completion for S seconds (60)"""
@@ -43,10 +50,11 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
-RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+RW = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+      | e.IBV_ACCESS_REMOTE_ATOMIC)
 MTUS = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024, 2048: e.IBV_MTU_2048,
         4096: e.IBV_MTU_4096}
-PHASE = {"send": 1, "write": 2}
+PHASE = {"send": 1, "write": 2, "read": 3, "faa": 4}
 
 
 def size_arg(s):
@@ -64,11 +72,13 @@ ap.add_argument("--bytes", type=size_arg)
 ap.add_argument("--size", type=size_arg, default=65536)
 ap.add_argument("--window", type=int, default=1)
 ap.add_argument("--phases", default="send,write")
+ap.add_argument("--atomics", type=int, default=200)
 ap.add_argument("--mtu", type=int, default=1024, choices=sorted(MTUS))
 ap.add_argument("--timeout", type=int, default=12)
 ap.add_argument("--stall", type=float, default=60.0)
 args = ap.parse_args()
 SIZE, WINDOW = args.size, args.window
+RD_ATOMIC = min(WINDOW, 16)
 assert SIZE >= 16 and WINDOW >= 1
 phases = args.phases.split(",")
 assert all(p in PHASE for p in phases), phases
@@ -78,6 +88,8 @@ else:
     n = 100 if args.n is None else args.n
     # Legacy form: N messages, the first half SENDs, the rest WRITEs.
     counts = {p: c for p, c in zip(phases, [n - n // 2, n // 2] if len(phases) == 2 else [n])}
+if "faa" in counts:
+    counts["faa"] = args.atomics
 
 # A seeded random buffer: message k is a window into it at an offset that
 # depends on k, after a header naming the message.
@@ -98,26 +110,35 @@ class End:
         self.scq = CQ(self.ctx, WINDOW + 16)
         self.rcq = CQ(self.ctx, WINDOW + 16)
         self.mr = MR(self.pd, SIZE * slots, RW)
-        self.qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.scq, rcq=self.rcq,
-                                         cap=QPCap(max_send_wr=WINDOW, max_recv_wr=WINDOW,
-                                                   max_send_sge=1, max_recv_sge=1)))
+        # Two QPs (the second for the fetch-and-adds), on the same CQs.
+        self.qps = [QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.scq, rcq=self.rcq,
+                                           cap=QPCap(max_send_wr=WINDOW, max_recv_wr=WINDOW,
+                                                     max_send_sge=1, max_recv_sge=1)))
+                    for _ in range(2)]
+        self.qp = self.qps[0]
 
     def connect(self, peer):
+        self.peer_gid = peer.gid
+        for me, other in zip(self.qps, peer.qps):
+            self.connect_qp(me, other)
+
+    def connect_qp(self, qp, peer_qp):
         a = QPAttr()
         a.qp_state = e.IBV_QPS_INIT
         a.pkey_index = 0
         a.port_num = 1
         a.qp_access_flags = RW
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
         a = QPAttr()
         a.qp_state = e.IBV_QPS_RTR
         a.path_mtu = MTUS[args.mtu]
-        a.dest_qp_num = peer.qp.qp_num
+        a.dest_qp_num = peer_qp.qp_num
         a.rq_psn = 100
-        a.max_dest_rd_atomic = 1
+        a.max_dest_rd_atomic = RD_ATOMIC
         a.min_rnr_timer = 1
-        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=peer.gid, sgid_index=self.gidx, hop_limit=64), is_global=1, port_num=1)
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
+        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=self.peer_gid, sgid_index=self.gidx, hop_limit=64), is_global=1,
+                           port_num=1)
+        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
                        | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
         a = QPAttr()
         a.qp_state = e.IBV_QPS_RTS
@@ -125,8 +146,8 @@ class End:
         a.retry_cnt = 7
         a.rnr_retry = 7
         a.sq_psn = 100
-        a.max_rd_atomic = 1
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
+        a.max_rd_atomic = RD_ATOMIC
+        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
                        | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
 
 
@@ -139,9 +160,47 @@ class Stall(AssertionError):
     pass
 
 
+def run_faa(a, b, n):
+    """n fetch-and-adds of 1 onto one counter in b, alternating between
+    the two QPs, at most WINDOW outstanding on each."""
+    counter = b.mr.buf + 2 * WINDOW * SIZE - 8
+    b.mr.write(bytes(8), 8, 2 * WINDOW * SIZE - 8)
+    posted, done, seen = [0, 0], [0, 0], []
+    quota = [n - n // 2, n // 2]
+    last = time.time()
+    while done != quota:
+        for qi in (0, 1):
+            while posted[qi] < quota[qi] and posted[qi] - done[qi] < WINDOW:
+                k = posted[qi]
+                wr = SendWR(wr_id=qi << 32 | k, opcode=e.IBV_WR_ATOMIC_FETCH_AND_ADD, num_sge=1,
+                            sg=[SGE(a.mr.buf + (qi * WINDOW + k % WINDOW) * 8, 8, a.mr.lkey)],
+                            send_flags=e.IBV_SEND_SIGNALED)
+                wr.set_wr_atomic(b.mr.rkey, counter, 1, 0)
+                a.qps[qi].post_send(wr)
+                posted[qi] += 1
+        cnt, wcs = a.scq.poll(num_entries=2 * WINDOW)
+        for wc in wcs[:cnt]:
+            qi, k = wc.wr_id >> 32, wc.wr_id & 0xffffffff
+            assert wc.status == e.IBV_WC_SUCCESS, f"faa {qi}/{k}: status {wc.status}"
+            assert k == done[qi], f"faa: QP {qi} completion for {k}, expected {done[qi]}"
+            seen.append(struct.unpack("<Q", a.mr.read(8, (qi * WINDOW + k % WINDOW) * 8))[0])
+            done[qi] += 1
+        now = time.time()
+        if cnt:
+            last = now
+        elif now - last > args.stall:
+            raise Stall(f"faa: no completion for {args.stall:.0f}s: posted {posted}, completed {done} of {quota}")
+    final = struct.unpack("<Q", b.mr.read(8, 2 * WINDOW * SIZE - 8))[0]
+    assert final == n, f"faa: counter {final} after {n} fetch-and-adds"
+    assert sorted(seen) == list(range(n)), "faa: the original values are not each of 0..n-1 once"
+
+
 def run_phase(a, b, phase, n):
     """n messages of SIZE bytes from a to b, at most WINDOW outstanding."""
+    if phase == "faa":
+        return run_faa(a, b, n)
     send = phase == "send"
+    read = phase == "read"
     wbase = WINDOW * SIZE  # B's WRITE slots follow its receive slots
     posted = done = recv_posted = recv_done = 0
     last = time.time()
@@ -160,8 +219,14 @@ def run_phase(a, b, phase, n):
         # no RNR NAKs, the loss is what is under test).
         while posted < n and posted - done < WINDOW and (not send or posted < recv_posted):
             k, slot = posted, posted % WINDOW
-            a.mr.write(pattern(phase, k), SIZE, slot * SIZE)
-            wr = SendWR(wr_id=k, opcode=e.IBV_WR_SEND if send else e.IBV_WR_RDMA_WRITE, num_sge=1,
+            if read:
+                # B's slot holds the message; A's is cleared first.
+                b.mr.write(pattern(phase, k), SIZE, wbase + slot * SIZE)
+                a.mr.write(bytes(SIZE), SIZE, slot * SIZE)
+            else:
+                a.mr.write(pattern(phase, k), SIZE, slot * SIZE)
+            op = e.IBV_WR_SEND if send else e.IBV_WR_RDMA_READ if read else e.IBV_WR_RDMA_WRITE
+            wr = SendWR(wr_id=k, opcode=op, num_sge=1,
                         sg=[SGE(a.mr.buf + slot * SIZE, SIZE, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
             if not send:
                 wr.set_wr_rdma(b.mr.rkey, b.mr.buf + wbase + slot * SIZE)
@@ -172,7 +237,12 @@ def run_phase(a, b, phase, n):
         for wc in wcs[:cnt]:
             assert wc.status == e.IBV_WC_SUCCESS, f"{phase} {wc.wr_id}: status {wc.status}"
             assert wc.wr_id == done, f"{phase}: completion for {wc.wr_id}, expected {done} (out of order)"
-            if not send:
+            if read:
+                got = a.mr.read(SIZE, (done % WINDOW) * SIZE)
+                if got != pattern(phase, done):
+                    raise AssertionError(f"read {done}: data differs at byte "
+                                         f"{next(i for i, (x, y) in enumerate(zip(got, pattern(phase, done))) if x != y)}")
+            elif not send:
                 got = b.mr.read(SIZE, wbase + (done % WINDOW) * SIZE)
                 if got != pattern(phase, done):
                     raise AssertionError(f"write {done}: data differs at byte "
@@ -213,6 +283,11 @@ for phase in phases:
     t0 = time.time()
     run_phase(a, b, phase, n)
     secs = time.time() - t0
+    if phase == "faa":
+        print(f"loss_test: faa: {n} fetch-and-adds from two QPs (window {WINDOW} each): counter exactly {n}, "
+              f"each original value once, in {secs:.1f}s")
+        sys.stdout.flush()
+        continue
     print(f"loss_test: {phase}: {n} messages of {SIZE} B ({n * SIZE / 2**20:.1f} MiB, window {WINDOW}, "
           f"mtu {args.mtu}, timeout {args.timeout}) delivered byte-exact in {secs:.1f}s "
           f"({n * SIZE / 2**20 / max(secs, 1e-6):.2f} MiB/s)")

@@ -305,7 +305,7 @@ mod tests {
     #[test]
     fn caps_claim_no_unimplemented_features() {
         let caps = param::device_caps(1);
-        assert_eq!(caps.atomic_cap, bindings::ib_atomic_cap_IB_ATOMIC_NONE);
+        assert_eq!(caps.atomic_cap, bindings::ib_atomic_cap_IB_ATOMIC_HCA);
         let mw = bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64;
         assert_eq!(caps.device_cap_flags & mw, 0);
         assert_ne!(

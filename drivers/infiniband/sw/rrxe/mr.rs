@@ -17,7 +17,7 @@
 use kernel::{bindings, prelude::*, revocable::Revocable, sync::Arc};
 
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
-use crate::kapi::rdma::mr::{PdId, UserMemory};
+use crate::kapi::rdma::mr::{Atomic64Op, PdId, UserMemory};
 use crate::kapi::{random, xarray::RcuTable};
 use crate::param;
 
@@ -38,6 +38,10 @@ pub(crate) struct MrState {
 pub(crate) const LOCAL_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
 /// `IB_ACCESS_REMOTE_WRITE`.
 pub(crate) const REMOTE_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
+/// `IB_ACCESS_REMOTE_READ`.
+pub(crate) const REMOTE_READ: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_READ;
+/// `IB_ACCESS_REMOTE_ATOMIC`.
+pub(crate) const REMOTE_ATOMIC: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
 
 /// Why a region access was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +53,8 @@ pub(crate) enum AccessError {
     Access,
     /// The range is not inside the region.
     Range,
+    /// An atomic's target is not 8-byte aligned in memory.
+    Misaligned,
 }
 
 impl MrState {
@@ -102,6 +108,35 @@ impl MrState {
         let mem = self.mem.try_access().ok_or(AccessError::Key)?;
         mem.write_from_skb(off, skb, skb_off, n)
             .map_err(|_| AccessError::Range)
+    }
+}
+
+impl MrState {
+    /// Copies `src` into the region at `off`.
+    pub(crate) fn write_bytes(
+        &self,
+        off: usize,
+        src: &[u8],
+    ) -> core::result::Result<(), AccessError> {
+        let mem = self.mem.try_access().ok_or(AccessError::Key)?;
+        mem.write_bytes(off, src).map_err(|_| AccessError::Range)
+    }
+
+    /// Performs the 8-byte atomic `op` at offset `off` (checked with
+    /// [`MrState::check`]); returns the value found there.
+    pub(crate) fn atomic(
+        &self,
+        off: usize,
+        op: Atomic64Op,
+    ) -> core::result::Result<u64, AccessError> {
+        let mem = self.mem.try_access().ok_or(AccessError::Key)?;
+        mem.atomic64(off, op).map_err(|e| {
+            if e == EINVAL {
+                AccessError::Misaligned
+            } else {
+                AccessError::Range
+            }
+        })
     }
 }
 

@@ -93,7 +93,9 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_res_rd_atom: 0x3f000,
         max_qp_init_rd_atom: MAX_QP_RD_ATOM,
         // Atomics are claimed once the responder executes them.
-        atomic_cap: bindings::ib_atomic_cap_IB_ATOMIC_NONE,
+        // Atomics are atomic with respect to every other atomic through
+        // this device (and, being locked instructions, to the CPU too).
+        atomic_cap: bindings::ib_atomic_cap_IB_ATOMIC_HCA,
         max_mw: MAX_MW,
         max_mcast_grp: 8192,
         max_mcast_qp_attach: 56,

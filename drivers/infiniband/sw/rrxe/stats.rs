@@ -40,10 +40,21 @@ pub(crate) enum Counter {
     /// Packets for a connected QP from an address other than its peer's,
     /// or to an address other than its own (dropped).
     RcvForeign,
+    /// Resends the completer started because a READ or atomic response
+    /// was missing.
+    CompleterRetry,
+    /// Duplicate READ requests executed again (from the PSN they name).
+    ReadReplays,
+    /// Duplicate atomic requests answered from the saved result.
+    AtomicReplays,
+    /// Atomic operations executed by the responder.
+    AtomicsExecuted,
+    /// READ response packets sent.
+    ReadResponses,
 }
 
 /// Number of counters.
-pub(crate) const NUM: usize = Counter::RcvForeign as usize + 1;
+pub(crate) const NUM: usize = Counter::ReadResponses as usize + 1;
 
 /// Counter names, in [`Counter`] order.
 pub(crate) static DESCS: [StatDesc; NUM] = [
@@ -61,6 +72,11 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"retry_rnr_exceeded_err"),
     StatDesc::new(c"completion_errors"),
     StatDesc::new(c"rcv_foreign"),
+    StatDesc::new(c"completer_retry_err"),
+    StatDesc::new(c"read_replays"),
+    StatDesc::new(c"atomic_replays"),
+    StatDesc::new(c"atomics_executed"),
+    StatDesc::new(c"read_responses"),
 ];
 
 /// One device's counters.

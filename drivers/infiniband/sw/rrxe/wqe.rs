@@ -94,7 +94,7 @@ fn wqe_status(e: WqeError) -> WcStatus {
 fn access_status(e: AccessError) -> WcStatus {
     match e {
         AccessError::Range => WcStatus::LocLenErr,
-        AccessError::Key | AccessError::Access => WcStatus::LocProtErr,
+        AccessError::Key | AccessError::Access | AccessError::Misaligned => WcStatus::LocProtErr,
     }
 }
 
@@ -139,6 +139,8 @@ fn failed_send(wr_id: u64, status: WcStatus) -> SendWqe {
         imm: [0; 4],
         remote_addr: 0,
         rkey: 0,
+        compare_add: 0,
+        swap: 0,
         num_sge: 0,
         length: 0,
     };
@@ -187,7 +189,18 @@ pub(crate) fn fetch_send(
         Payload::Inline(v)
     } else {
         let sges = (0..hdr.num_sge).filter_map(|i| wqe::send_sge(b, i));
-        match resolve(mrs, pd, sges, hdr.num_sge as usize, 0)? {
+        // READ and atomic responses land in the local buffers.
+        let need = if hdr.op.needs_response() {
+            LOCAL_WRITE
+        } else {
+            0
+        };
+        if hdr.op.is_atomic() && hdr.length < ATOMIC_LEN {
+            let mut w = failed_send(hdr.wr_id, WcStatus::LocLenErr);
+            w.hdr = hdr;
+            return Ok(w);
+        }
+        match resolve(mrs, pd, sges, hdr.num_sge as usize, need)? {
             Ok(v) => Payload::Segments(v),
             Err(e) => {
                 crate::rrxe_ratelimited!(
@@ -202,7 +215,7 @@ pub(crate) fn fetch_send(
             }
         }
     };
-    let npkts = crate::proto::segment::packets(hdr.length, pmtu);
+    let npkts = crate::proto::segment::psn_span(hdr.op, hdr.length, pmtu);
     Ok(SendWqe {
         hdr,
         payload,
@@ -264,6 +277,44 @@ pub(crate) fn gather(
             seg.mr.append_to(pkt, off, len, &mut f)
         }),
     }
+}
+
+/// Bytes an atomic returns into the local buffer.
+pub(crate) const ATOMIC_LEN: u32 = 8;
+
+/// Copies `n` bytes of a READ response in `skb` at `skb_off` into the
+/// local buffers of READ WQE `w`, at message offset `at`.
+pub(crate) fn scatter_response(
+    w: &SendWqe,
+    at: u32,
+    skb: &SkBuff,
+    skb_off: usize,
+    n: usize,
+) -> core::result::Result<(), AccessError> {
+    let Payload::Segments(segs) = &w.payload else {
+        return Err(AccessError::Access);
+    };
+    let mut pos = skb_off;
+    walk(segs, at as usize, n, |seg, off, len| {
+        seg.mr.write_from_skb(off, skb, pos, len)?;
+        pos += len;
+        Ok(())
+    })
+}
+
+/// Writes `src` (an atomic's original value) at the start of the local
+/// buffers of WQE `w`.
+pub(crate) fn write_response(w: &SendWqe, src: &[u8]) -> core::result::Result<(), AccessError> {
+    let Payload::Segments(segs) = &w.payload else {
+        return Err(AccessError::Access);
+    };
+    let mut pos = 0usize;
+    walk(segs, 0, src.len(), |seg, off, len| {
+        seg.mr
+            .write_bytes(off, src.get(pos..pos + len).ok_or(AccessError::Range)?)?;
+        pos += len;
+        Ok(())
+    })
 }
 
 /// A receive WQE taken from the receive queue.

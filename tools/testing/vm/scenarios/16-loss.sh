@@ -6,7 +6,12 @@
 # C rxe each way, over a veth with netem dropping 5% of the packets in
 # each direction: SENDs and RDMA WRITEs of 64 KiB (pyverbs, loss_test.py)
 # must all complete and arrive byte-exact (sequence NAKs, duplicate ACKs,
-# the retransmit timer), and the counters show the recovery.
+# the retransmit timer), and the counters show the recovery.  Then RDMA
+# READs of 1 MiB (byte-exact: a lost response packet makes the requester
+# ask again for the rest, the responder executes the READ again from that
+# PSN) and 200 fetch-and-adds from two QPs onto one counter (exactly 200
+# afterwards, every original value once: a resent atomic is answered from
+# the responder's saved result, never executed twice).
 . "$RRXE_TOP/tools/testing/vm/pingpong.sh"
 lossy() {
 	# Resolve the neighbours first: a lost ARP would fail the connection
@@ -26,6 +31,10 @@ for pair in "${pairs[@]}"; do
 	/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/loss_test.py" \
 		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" "${LOSS_MESSAGES:-60}" ||
 		fail "$pair: loss test"
+	/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/loss_test.py" \
+		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
+		--phases read,faa --size 1M --bytes "${LOSS_READ_BYTES:-8M}" --window 2 --atomics 200 ||
+		fail "$pair: READ/atomic loss test"
 	note "$pair: passed with 5% loss"
 	if [ "$pair" = "rrxe rrxe" ]; then
 		stats=$(rdma statistic show link ppa0/1; rdma statistic show link ppb0/1)
@@ -33,6 +42,9 @@ for pair in "${pairs[@]}"; do
 		echo "$stats" | grep -Eq "retransmits [1-9]" || fail "no retransmissions counted"
 		echo "$stats" | grep -Eq "(out_of_seq_request|duplicate_request) [1-9]" ||
 			fail "no sequence/duplicate events counted"
+		echo "$stats" | grep -Eq "read_replays [1-9]" || fail "no READ executed again after a loss"
+		echo "$stats" | grep -Eq "atomic_replays [1-9]" || fail "no atomic answered from the saved result"
+		echo "$stats" | grep -Eq "atomics_executed 200( |$)" || fail "atomics executed other than 200 times"
 	fi
 done
 pp_teardown

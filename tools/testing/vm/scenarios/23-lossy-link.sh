@@ -105,6 +105,18 @@ transfer "rrxe rrxe" "$bytes"
 [ "$(counter ppb0 out_of_seq_request)" -gt 0 ] || fail "ppb0: no out-of-sequence requests"
 [ "$(counter ppb0 duplicate_request)" -gt 0 ] || fail "ppb0: no duplicate requests"
 [ "$(counter ppa0 retry_exceeded_err)" = 0 ] || fail "ppa0: retries exhausted"
+# RDMA READ and fetch-and-add on the same link: READs of 1 MiB byte-exact
+# (lost and early responses: the requester asks again for the rest), and
+# fetch-and-adds from two QPs onto one counter, executed exactly once
+# each (resent ones answered from the responder's saved results).
+out=$(/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/loss_test.py" \
+	ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
+	--phases read,faa --bytes "${LOSSY_READ_BYTES:-4M}" --size 1M --window 2 --atomics 300 \
+	--mtu 4096 --timeout "$timeout" --stall 60 2>&1) || { echo "$out"; fail "READ/atomic lossy transfer"; }
+echo "$out"
+[ "$(counter ppb0 atomics_executed)" = 300 ] || fail "ppb0: $(counter ppb0 atomics_executed) atomics executed for 300"
+note "ppb0: read_replays $(counter ppb0 read_replays), atomic_replays $(counter ppb0 atomic_replays)," \
+	"atomics_executed $(counter ppb0 atomics_executed); ppa0: completer_retry_err $(counter ppa0 completer_retry_err)"
 for pair in "${rxe_pairs[@]}"; do
 	transfer "$pair" "$rxe_bytes"
 done

@@ -8,22 +8,31 @@
 //! counting down the retry budget; the other NAKs are fatal: the WQE
 //! completes with the remote error and the QP goes to the error state.
 //! An acknowledgement of nothing outstanding, or of a PSN not yet sent, is
-//! dropped and counted, never fatal.  Responses to requests rrxe does not
-//! send (RDMA READ, atomics) are dropped.
+//! dropped and counted, never fatal.
+//!
+//! A READ or atomic completes only by its response (`completer/
+//! response.rs`), which also acknowledges every request before it.  An
+//! acknowledgement or response that shows the responder past a READ or
+//! atomic whose response has not (all) arrived means a response was lost:
+//! the requester resends from the oldest unacknowledged PSN, once per
+//! such gap.
 
 use kernel::{sync::Arc, time::Delta};
 
 use super::fail;
 use super::requester::{arm_retransmit, set_timer};
-use super::rx;
+use super::rx::{self, RxPacket};
 use crate::kapi::net::skb::SkBuff;
 use crate::proto::aeth::{NakCode, Syndrome};
 use crate::proto::cqe::WcStatus;
-use crate::proto::opcode::RC_ACKNOWLEDGE;
+use crate::proto::opcode::{
+    RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
+    RC_RDMA_READ_RESPONSE_MIDDLE, RC_RDMA_READ_RESPONSE_ONLY,
+};
 use crate::proto::psn::Psn;
-use crate::proto::Packet;
 use crate::proto::qp_state::QpType;
 use crate::proto::window::{acked, rewound_sent};
+use crate::proto::Packet;
 use crate::qp::{
     send::{SendSide, TimerKind},
     Qp,
@@ -33,26 +42,82 @@ use crate::stats::Counter;
 /// Retries: 7 means "forever" for RNR (IBTA), a plain count otherwise.
 const RNR_INFINITE: u8 = 7;
 
-/// Everything up to and including `psn` is acknowledged.
-fn ack_through(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) {
-    for _ in 0..acked(s.inflight.spans(), psn) {
+mod response;
+
+/// Retires the WQEs at the head that an acknowledgement of every PSN up
+/// to and including `psn` completes, stopping at a READ or atomic (only
+/// its response completes it), and moves the oldest unacknowledged PSN
+/// on, but not into such a WQE's PSNs (its responses move it).
+fn retire_acked(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) {
+    for _ in 0..acked(s.inflight.ackable_spans(), psn) {
         s.retire_head(qp, WcStatus::Success);
     }
-    if psn.next().compare(s.comp_psn) > 0 {
-        s.comp_psn = psn.next();
+    let mut to = psn.next();
+    if let Some(h) = s.inflight.get(0) {
+        if h.started && h.hdr.op.needs_response() && h.first_psn.compare(to) < 0 {
+            to = h.first_psn;
+        }
+    }
+    if to.compare(s.comp_psn) > 0 {
+        s.comp_psn = to;
         s.retry_left = s.params.retry_cnt;
         s.rnr_left = s.params.rnr_retry;
+        s.gap_retry_at = None;
+    }
+}
+
+/// Whether the oldest WQE waits for a response that the responder has
+/// gone past (an acknowledgement or response at `psn` is later than it):
+/// that response was lost.
+fn response_lost(s: &SendSide, psn: Psn) -> bool {
+    s.inflight
+        .get(0)
+        .is_some_and(|h| h.started && h.hdr.op.needs_response() && psn.compare(s.comp_psn) >= 0)
+}
+
+/// Resends from the oldest unacknowledged PSN because responses arrived
+/// out of order (one was lost); once per oldest unacknowledged PSN, since
+/// the rest of the same burst is out of order as well.
+fn gap_retry(qp: &Arc<Qp>, s: &mut SendSide) {
+    if s.gap_retry_at == Some(s.comp_psn) {
+        // The responder is alive and still sending (the rest of a
+        // response whose beginning was lost): the retransmit timer waits.
+        qp.count(Counter::RcvDropped);
+        if s.comp_psn != s.sent_end {
+            arm_retransmit(qp, s);
+        }
+        return;
+    }
+    s.gap_retry_at = Some(s.comp_psn);
+    qp.count(Counter::CompleterRetry);
+    retry(qp, s);
+}
+
+/// Sets the timer after progress: none when nothing is outstanding, the
+/// retransmit timer otherwise (an RNR wait stays).
+fn rearm(qp: &Arc<Qp>, s: &mut SendSide) {
+    match s.timer {
+        Some((TimerKind::RnrWait, _)) => {}
+        _ if s.comp_psn == s.sent_end => s.clear_timer(),
+        _ => arm_retransmit(qp, s),
+    }
+}
+
+/// Everything up to and including `psn` is acknowledged; true if that
+/// showed a lost READ or atomic response (and a resend started).
+fn ack_through(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) -> bool {
+    retire_acked(qp, s, psn);
+    if response_lost(s, psn) {
+        gap_retry(qp, s);
+        return true;
     }
     // After a rewind, an ACK of packets sent before it may cover more than
     // the current pass has resent: resume after what it covers.
     if s.comp_psn.compare(s.psn) > 0 {
         resume_at_comp(s);
     }
-    match s.timer {
-        Some((TimerKind::RnrWait, _)) => {}
-        _ if s.comp_psn == s.sent_end => s.clear_timer(),
-        _ => arm_retransmit(qp, s),
-    }
+    rearm(qp, s);
+    false
 }
 
 /// Rewinds the requester to the oldest unacknowledged PSN (a
@@ -93,17 +158,17 @@ fn retry(qp: &Arc<Qp>, s: &mut SendSide) {
     rewind(qp, s);
 }
 
-/// Handles an acknowledgement the receive path queued for `qp`.
+/// Handles a response (acknowledgement, READ response, atomic
+/// acknowledgement) the receive path queued for `qp`.
 pub(crate) fn handle(qp: &Arc<Qp>, s: &mut SendSide, skb: SkBuff) {
-    rx::with_queued(qp, skb, |_, pkt| handle_ack(qp, s, pkt));
+    rx::with_queued(qp, skb, |rx, pkt| handle_response(qp, s, rx, pkt));
 }
 
-fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
-    if qp.qp_type != QpType::Rc || pkt.opcode() != RC_ACKNOWLEDGE {
+fn handle_response(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) {
+    if qp.qp_type != QpType::Rc {
         qp.count(Counter::RcvDropped);
         return;
     }
-    let Some(aeth) = pkt.aeth() else { return };
     let psn = pkt.psn();
     // Not yet sent: bogus.  Before the oldest unacknowledged one: stale.
     // Either acknowledges nothing outstanding.
@@ -111,8 +176,36 @@ fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
         qp.count(Counter::RcvDropped);
         return;
     }
+    // An AETH on a response must say ACK; NAKs come as acknowledgements.
+    if pkt.opcode() != RC_ACKNOWLEDGE && pkt.aeth().is_some_and(|a| !a.syndrome().is_ack()) {
+        bad_response(qp, s, "a READ or atomic response carries a NAK");
+        return;
+    }
+    match pkt.opcode() {
+        RC_ACKNOWLEDGE => handle_ack(qp, s, pkt),
+        RC_RDMA_READ_RESPONSE_FIRST
+        | RC_RDMA_READ_RESPONSE_MIDDLE
+        | RC_RDMA_READ_RESPONSE_LAST
+        | RC_RDMA_READ_RESPONSE_ONLY => response::read(qp, s, rx, pkt),
+        RC_ATOMIC_ACKNOWLEDGE => response::atomic(qp, s, pkt),
+        _ => qp.count(Counter::RcvDropped),
+    }
+}
+
+/// A malformed response for the oldest WQE: it completes with a bad
+/// response error and the QP goes to the error state.
+fn bad_response(qp: &Arc<Qp>, s: &mut SendSide, why: &str) {
+    s.retire_head(qp, WcStatus::BadRespErr);
+    fail(qp, why);
+}
+
+fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
+    let Some(aeth) = pkt.aeth() else { return };
+    let psn = pkt.psn();
     match aeth.syndrome() {
-        Syndrome::Ack { .. } => ack_through(qp, s, psn),
+        Syndrome::Ack { .. } => {
+            ack_through(qp, s, psn);
+        }
         Syndrome::RnrNak(t) => {
             qp.count(Counter::RcvRnrNak);
             ack_through(qp, s, psn.prev());
@@ -135,8 +228,9 @@ fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
         }
         Syndrome::Nak(NakCode::PsnSequenceError) => {
             qp.count(Counter::RcvSeqErr);
-            ack_through(qp, s, psn.prev());
-            retry(qp, s);
+            if !ack_through(qp, s, psn.prev()) {
+                retry(qp, s);
+            }
         }
         Syndrome::Nak(code) => {
             ack_through(qp, s, psn.prev());
@@ -160,6 +254,7 @@ pub(crate) fn timer_expired(qp: &Arc<Qp>, s: &mut SendSide) {
         // The RNR wait is over: the rewind was done when the NAK came.
         TimerKind::RnrWait => {}
         TimerKind::Retransmit => {
+            s.gap_retry_at = None;
             if s.comp_psn != s.sent_end {
                 qp.count(Counter::RetryTimeout);
                 retry(qp, s);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The receive task of a QP: under its `recv` lock, the responder handles
-//! the requests the receive path queued, up to [`BUDGET`] per run (then it
-//! requeues itself if more are queued); in the error state the receive
+//! The receive task of a QP: under its `recv` lock, the responder sends
+//! the READ response in progress, packet by packet, and handles the
+//! requests the receive path queued, up to [`BUDGET`] steps per run (then
+//! it requeues itself if work is left); in the error state the receive
 //! queue is flushed and queued requests are dropped.
 
 use kernel::sync::Arc;
@@ -35,15 +36,32 @@ pub(crate) fn run(qp: &Arc<Qp>) {
             }
             return;
         }
-        let Some(skb) = qp.rx_requests.pop() else {
+        if r.reply.is_some() {
+            // A later request waits for the end of the response (taken
+            // aside, so the one behind it can be looked at next time), a
+            // duplicate of the READ being answered restarts it.
+            if r.stash.is_none() {
+                if let Some(skb) = qp.rx_requests.pop() {
+                    if responder::restarts_reply(&r, &skb) {
+                        responder::handle(qp, &mut r, skb);
+                        continue;
+                    }
+                    r.stash = Some(skb);
+                }
+            }
+            responder::reply_step(qp, &mut r);
+            continue;
+        }
+        let Some(skb) = r.stash.take().or_else(|| qp.rx_requests.pop()) else {
             responder::flush_ack(qp, &mut r);
             return;
         };
         responder::handle(qp, &mut r, skb);
     }
     responder::flush_ack(qp, &mut r);
+    let replying = r.reply.is_some() || r.stash.is_some();
     drop(r);
-    if qp.rx_requests.len() > 0 {
+    if replying || qp.rx_requests.len() > 0 {
         schedule_recv(qp);
     }
 }

@@ -9,20 +9,30 @@
 //! is unacknowledged.  UC WQEs complete as soon as their last packet is
 //! sent.  UD is not implemented: its WQEs complete with a local QP
 //! operation error.
+//!
+//! RDMA READ and atomics (RC only) are one request packet each; a READ
+//! takes as many PSNs as its response has packets, and one resent after
+//! a lost response asks only for the rest (`segment::read_resume`).  At
+//! most `max_rd_atomic` of them are outstanding, and a fenced WQE waits
+//! until none is.  A READ or atomic posted on a QP whose `max_rd_atomic`
+//! is 0 could never be sent: it completes with a local QP operation error
+//! (C rxe leaves it, and everything after it, waiting forever).
 
 use kernel::{prelude::*, sync::Arc, time::Delta};
 
 use super::fail;
 use super::send::{deliver_sent, Step};
+use crate::proto::atmeth::AtomicEth;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::WcStatus;
 use crate::proto::immdt::Immdt;
 use crate::proto::qp_state::QpType;
 use crate::proto::reth::Reth;
-use crate::proto::segment::{payload_of, request_opcode};
+use crate::proto::segment::{payload_of, read_resume, request_opcode};
 use crate::proto::window::ack_timeout_ns;
 use crate::proto::wqe::send_flags;
+use crate::proto::wqe::SendOp;
 use crate::qp::{
     send::{SendSide, TimerKind},
     Qp,
@@ -122,6 +132,20 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         }
         return Step::Idle;
     }
+    if !w.started && w.hdr.op.needs_response() {
+        if s.params.max_rd_atomic == 0 {
+            if let Some(w) = s.inflight.get_mut(idx) {
+                w.error = Some(WcStatus::LocQpOpErr);
+            }
+            return Step::Progress;
+        }
+        if s.rd_atomic_out >= u32::from(s.params.max_rd_atomic) {
+            return Step::Idle;
+        }
+    }
+    if !w.started && w.hdr.flags & send_flags::FENCE != 0 && s.rd_atomic_out > 0 {
+        return Step::Idle;
+    }
     let Some(ep) = qp.path.get() else {
         fail(qp, "no path to send on");
         return Step::Progress;
@@ -155,26 +179,61 @@ fn send_one(
     let noack = s.noack;
     let dest_qpn = s.params.dest_qpn;
     let route = &mut s.route;
+    let rd_atomic_out = &mut s.rd_atomic_out;
     let w = s.inflight.get_mut(idx).ok_or(WcStatus::LocQpOpErr)?;
-    if w.pkts_sent == 0 {
+    let k = w.pkts_sent;
+    let op = w.hdr.op;
+    let opcode = request_opcode(qp.qp_type, op, k, w.npkts).ok_or(WcStatus::LocQpOpErr)?;
+    let mut ext = ExtHeaders::default();
+    // A READ or atomic is one request packet without payload.
+    let (off, len) = if op.needs_response() {
+        (0, 0)
+    } else {
+        payload_of(k, w.hdr.length, pmtu)
+    };
+    match op {
+        SendOp::Read => {
+            let (va, rest) = read_resume(w.hdr.remote_addr, w.hdr.length, k, pmtu)
+                .ok_or(WcStatus::LocQpOpErr)?;
+            ext.reth = Some(Reth::new(va, w.hdr.rkey, rest));
+        }
+        SendOp::CompareSwap => {
+            ext.atmeth = Some(AtomicEth::new(
+                w.hdr.remote_addr,
+                w.hdr.rkey,
+                w.hdr.swap,
+                w.hdr.compare_add,
+            ))
+        }
+        SendOp::FetchAdd => {
+            ext.atmeth = Some(AtomicEth::new(
+                w.hdr.remote_addr,
+                w.hdr.rkey,
+                w.hdr.compare_add,
+                w.hdr.compare_add,
+            ))
+        }
+        _ if k == 0 && op.is_write() => {
+            ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
+        }
+        _ => {}
+    }
+    if !w.started {
         w.first_psn = psn;
         w.started = true;
+        if op.needs_response() {
+            *rd_atomic_out += 1;
+        }
     }
-    let k = w.pkts_sent;
-    let (off, len) = payload_of(k, w.hdr.length, pmtu);
-    let opcode = request_opcode(qp.qp_type, w.hdr.op, k, w.npkts).ok_or(WcStatus::LocQpOpErr)?;
-    let last = k + 1 >= w.npkts;
+    let last = op.needs_response() || k + 1 >= w.npkts;
     let ack_req = qp.qp_type == QpType::Rc && (last || noack + 1 >= MAX_PKT_PER_ACK);
-    let se = last && !w.hdr.op.is_write() && w.hdr.flags & send_flags::SOLICITED != 0;
+    let is_send = matches!(op, SendOp::Send | SendOp::SendImm);
+    let se = last && is_send && w.hdr.flags & send_flags::SOLICITED != 0;
     let bth = Bth::new(opcode, dest_qpn, psn)
         .with_pkey(BTH_DEF_PKEY)
         .with_se(se)
         .with_ack_req(ack_req);
-    let mut ext = ExtHeaders::default();
-    if k == 0 && w.hdr.op.is_write() {
-        ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
-    }
-    if last && w.hdr.op.has_imm() {
+    if last && op.has_imm() {
         ext.immdt = Some(Immdt::from_raw(w.hdr.imm));
     }
     let wr: &crate::wqe::SendWqe = w;
@@ -208,9 +267,19 @@ fn send_one(
     let Some(w) = s.inflight.get_mut(idx) else {
         return Ok(());
     };
-    w.pkts_sent += 1;
+    // A READ request covers the PSNs of all its (remaining) responses.
+    let advance = if op.is_read() {
+        w.npkts.saturating_sub(w.pkts_sent).max(1)
+    } else {
+        1
+    };
+    w.pkts_sent = if op.is_read() {
+        w.npkts
+    } else {
+        w.pkts_sent + 1
+    };
     let done = w.fully_sent();
-    s.psn = psn.next();
+    s.psn = psn.add(advance);
     if s.psn.compare(s.sent_end) > 0 {
         s.sent_end = s.psn;
     }

@@ -38,6 +38,11 @@ use crate::qp::{
 use crate::stats::Counter;
 use crate::tx::{self, Sent};
 
+mod atomic;
+mod read;
+
+pub(crate) use read::{reply_step, restarts_reply};
+
 /// How a request ended, when not simply accepted.
 enum Outcome {
     /// No receive WQE: RNR NAK (RC), message dropped (UC).
@@ -67,15 +72,20 @@ fn send_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
 }
 
 fn transmit_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
-    let Some(ep) = qp.path.get() else { return };
-    let bth = Bth::new(RC_ACKNOWLEDGE, r.params.dest_qpn, psn).with_pkey(BTH_DEF_PKEY);
     let ext = ExtHeaders {
         aeth: Some(Aeth::from_syndrome(syn, r.msn)),
         ..Default::default()
     };
+    transmit(qp, r, RC_ACKNOWLEDGE, psn, &ext);
+}
+
+/// Sends a response without payload (`opcode` with `ext`) at `psn`.
+fn transmit(qp: &Qp, r: &mut RecvSide, opcode: u8, psn: Psn, ext: &ExtHeaders) {
+    let Some(ep) = qp.path.get() else { return };
+    let bth = Bth::new(opcode, r.params.dest_qpn, psn).with_pkey(BTH_DEF_PKEY);
     qp.count(Counter::SentPkts);
     if let Ok(Sent::Loopback(skb)) =
-        tx::send_header_only(&qp.dev.netdev, &mut r.route, &ep, &bth, &ext)
+        tx::send_header_only(&qp.dev.netdev, &mut r.route, &ep, &bth, ext)
     {
         rx::receive(&qp.dev, skb);
     }
@@ -300,11 +310,18 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             return;
         }
     };
+    let info = pkt.info();
     match class {
         PsnClass::Duplicate => {
             qp.count(Counter::DuplicateRequest);
-            let psn = r.psn.prev();
-            send_ack(qp, r, Syndrome::ack_unlimited(), psn);
+            if info.has(flags::READ) {
+                read::replay(qp, r, pkt);
+            } else if info.has(flags::ATOMIC) {
+                atomic::replay(qp, r, pkt);
+            } else {
+                let psn = r.psn.prev();
+                send_ack(qp, r, Syndrome::ack_unlimited(), psn);
+            }
             return;
         }
         PsnClass::Resync => {
@@ -315,7 +332,6 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
         PsnClass::InOrder => {}
     }
     r.nak_sent = false;
-    let info = pkt.info();
     if qp.qp_type == QpType::Uc && r.uc_drop {
         if !info.is_start() {
             r.psn = r.psn.next();
@@ -323,19 +339,24 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
         }
         r.uc_drop = false;
     }
+    // PSNs the request takes (a READ: one per response packet).
     let res = if info.has(flags::SEND) {
-        do_send(qp, r, rx, pkt)
+        do_send(qp, r, rx, pkt).map(|()| 1)
     } else if info.has(flags::WRITE) {
-        do_write(qp, r, rx, pkt)
+        do_write(qp, r, rx, pkt).map(|()| 1)
+    } else if info.has(flags::READ) {
+        read::execute(qp, r, pkt)
+    } else if info.has(flags::ATOMIC) {
+        atomic::execute(qp, r, pkt).map(|()| 1)
     } else {
         Err(Outcome::Fatal {
             code: NakCode::InvalidRequest,
             status: WcStatus::RemInvReqErr,
-            why: "operation not supported by rrxe (RDMA READ/atomic)",
+            why: "operation not supported by rrxe (FLUSH/ATOMIC WRITE)",
         })
     };
-    match res {
-        Ok(()) => {}
+    let psns = match res {
+        Ok(n) => n,
         Err(Outcome::NotReady) => {
             if rc {
                 qp.count(Counter::SendRnrNak);
@@ -356,13 +377,15 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             fail_request(qp, r, status, why);
             return;
         }
-    }
-    r.psn = r.psn.next();
+    };
+    r.psn = r.psn.add(psns);
     r.last_opcode = Some(pkt.opcode());
     if info.is_end() {
         r.msn = r.msn.wrapping_add(1);
     }
-    if rc && pkt.bth().ack_req() {
+    // READs and atomics are answered by their responses, never by an ACK
+    // (which would tell the requester that their responses were lost).
+    if rc && pkt.bth().ack_req() && info.flags() & (flags::READ | flags::ATOMIC) == 0 {
         r.ack_due = Some(pkt.psn());
     }
 }

@@ -107,9 +107,13 @@ impl<T> Inflight<T> {
 }
 
 impl Inflight<SendWqe> {
-    /// The PSN spans, oldest first.
-    pub(crate) fn spans(&self) -> impl Iterator<Item = WqeSpan> + '_ {
-        (0..self.len).filter_map(move |i| self.get(i).map(SendWqe::span))
+    /// The PSN spans of the oldest WQEs up to the first READ or atomic
+    /// (which only its response completes), oldest first: those an
+    /// acknowledgement can complete.
+    pub(crate) fn ackable_spans(&self) -> impl Iterator<Item = WqeSpan> + '_ {
+        (0..self.len)
+            .map_while(move |i| self.get(i).filter(|w| !w.hdr.op.needs_response()))
+            .map(SendWqe::span)
     }
 }
 

@@ -3,18 +3,21 @@
 //! The receive side of a QP, used by its receive task (the responder of
 //! `engine`) under the QP's `recv` lock: the receive ring, the message
 //! being received (its receive WQE, or the target of an RDMA WRITE), the
-//! expected PSN and message sequence number, and the parameters
-//! `modify_qp` gave it.
+//! READ response being sent, the responder resources (executed READs and
+//! atomics, for duplicates), the expected PSN and message sequence number,
+//! and the parameters `modify_qp` gave it.
 
 use kernel::{prelude::*, sync::Arc};
 
 use super::Qp;
-use crate::kapi::net::route::Route;
+use crate::kapi::net::{route::Route, skb::SkBuff};
 use crate::kapi::rdma::qp::QpAttr;
 use crate::mr::MrState;
+use crate::param;
 use crate::proto::cqe::{wc_opcode, Cqe};
 use crate::proto::psn::Psn;
 use crate::proto::qp_state::attr;
+use crate::proto::resources::{Resource, Resources};
 use crate::queue::UserQueue;
 use crate::wqe::RecvWqe;
 
@@ -28,6 +31,34 @@ pub(crate) struct RecvParams {
     pub(crate) qkey: u32,
     pub(crate) min_rnr_timer: u8,
 }
+
+/// Where a READ reads from: the region (checked against the request's
+/// rkey, range and rights when it arrived) and the offset of the
+/// address; no region for a zero-length READ.
+#[derive(Clone)]
+pub(crate) struct ReadTarget {
+    pub(crate) mr: Option<Arc<MrState>>,
+    pub(crate) off: usize,
+}
+
+/// A READ response being sent, one packet per step of the receive task.
+pub(crate) struct ReadReply {
+    /// Where the first packet's payload starts.
+    pub(crate) target: ReadTarget,
+    /// PSN of its first packet.
+    pub(crate) psn: Psn,
+    /// Bytes it carries.
+    pub(crate) len: u32,
+    /// Packets it takes, and those sent.
+    pub(crate) npkts: u32,
+    pub(crate) sent: u32,
+    /// The PSNs of the whole READ it answers (first, count): a duplicate
+    /// of that READ restarts the response instead of waiting for its end.
+    pub(crate) read_psns: (Psn, u32),
+}
+
+/// The responder resources' storage.
+pub(crate) type ResourceTable = Resources<ReadTarget, KVec<Option<Resource<ReadTarget>>>>;
 
 /// The target of an RDMA WRITE in progress.
 pub(crate) struct WriteTarget {
@@ -59,6 +90,15 @@ pub(crate) struct RecvSide {
     pub(crate) wqe: Option<RecvWqe>,
     /// The target of an RDMA WRITE in progress.
     pub(crate) write: Option<WriteTarget>,
+    /// The READ response in progress: sent before any further request
+    /// is handled, so responses and acknowledgements leave in PSN order.
+    pub(crate) reply: Option<ReadReply>,
+    /// Executed READs and atomics (`max_dest_rd_atomic` of them).
+    pub(crate) res: ResourceTable,
+    /// A request taken from the queue while a READ response was being
+    /// sent, handled when it is done (a duplicate of that READ is not
+    /// held: it restarts the response at once).
+    pub(crate) stash: Option<SkBuff>,
     /// A PSN sequence NAK was sent and not yet resolved.
     pub(crate) nak_sent: bool,
     /// A positive ACK through this PSN is owed and not yet sent: ACKs
@@ -75,6 +115,10 @@ pub(crate) struct RecvSide {
 
 impl RecvSide {
     pub(crate) fn new(rq: UserQueue) -> Result<Self> {
+        let mut slots = KVec::with_capacity(param::MAX_QP_RD_ATOM as usize, GFP_KERNEL)?;
+        for _ in 0..param::MAX_QP_RD_ATOM {
+            slots.push(None, GFP_KERNEL)?;
+        }
         Ok(Self {
             rq: Some(Arc::new(rq, GFP_KERNEL)?),
             params: RecvParams {
@@ -87,6 +131,9 @@ impl RecvSide {
             msn: 0,
             wqe: None,
             write: None,
+            reply: None,
+            res: Resources::new(slots),
+            stash: None,
             nak_sent: false,
             ack_due: None,
             uc_drop: false,
@@ -102,6 +149,10 @@ impl RecvSide {
         self.msn = 0;
         self.wqe = None;
         self.write = None;
+        self.reply = None;
+        self.res.clear();
+        self.stash = None;
+        self.stash = None;
         self.nak_sent = false;
         self.ack_due = None;
         self.uc_drop = false;
@@ -131,6 +182,9 @@ impl RecvSide {
         if mask & attr::RQ_PSN != 0 {
             self.psn = Psn::new(a.rq_psn);
         }
+        if mask & attr::MAX_DEST_RD_ATOMIC != 0 {
+            self.res.reset(a.max_dest_rd_atomic.into());
+        }
     }
 
     /// Posts `cqe` for the receive queue and retires its WQE; false if the
@@ -149,6 +203,8 @@ impl RecvSide {
     /// queue's flush (`SendSide::flush`), and the same on a CQ overrun.
     pub(crate) fn flush(&mut self, qp: &Qp, budget: u32) -> bool {
         self.write = None;
+        self.reply = None;
+        self.res.clear();
         self.ack_due = None;
         if let Some(r) = self.wqe.take() {
             self.complete(qp, &qp.flush_cqe(r.hdr.wr_id, wc_opcode::RECV), false);

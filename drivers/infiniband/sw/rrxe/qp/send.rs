@@ -42,6 +42,8 @@ pub(crate) struct SendParams {
     pub(crate) timeout: u8,
     pub(crate) retry_cnt: u8,
     pub(crate) rnr_retry: u8,
+    /// READs and atomics it may have outstanding (`max_rd_atomic`).
+    pub(crate) max_rd_atomic: u8,
 }
 
 /// The send side's state.
@@ -68,6 +70,13 @@ pub(crate) struct SendSide {
     pub(crate) comp_psn: Psn,
     pub(crate) retry_left: u8,
     pub(crate) rnr_left: u8,
+    /// READ and atomic WQEs started and not retired (at most
+    /// `params.max_rd_atomic`).
+    pub(crate) rd_atomic_out: u32,
+    /// The oldest unacknowledged PSN when a gap in READ responses last
+    /// made the completer resend: the later responses of the same burst
+    /// are also out of order and must not each cause a resend.
+    pub(crate) gap_retry_at: Option<Psn>,
     /// The timer's purpose and deadline, if set.
     pub(crate) timer: Option<(TimerKind, Instant<Monotonic>)>,
     /// The armed hrtimer; dropping it cancels it.
@@ -97,6 +106,8 @@ impl SendSide {
             comp_psn: Psn::new(0),
             retry_left: 0,
             rnr_left: 0,
+            rd_atomic_out: 0,
+            gap_retry_at: None,
             timer: None,
             timer_handle: None,
             err_flushed: false,
@@ -112,6 +123,8 @@ impl SendSide {
         self.done = 0;
         self.next = 0;
         self.noack = 0;
+        self.rd_atomic_out = 0;
+        self.gap_retry_at = None;
         self.err_flushed = false;
         self.route = None;
         if let Some(sq) = &self.sq {
@@ -132,6 +145,7 @@ impl SendSide {
             timeout: a.timeout,
             retry_cnt: a.retry_cnt,
             rnr_retry: a.rnr_retry,
+            max_rd_atomic: a.max_rd_atomic,
         };
         if mask & attr::AV != 0 {
             self.route = None;
@@ -162,11 +176,7 @@ impl SendSide {
         if status == WcStatus::Success && !signaled {
             return true;
         }
-        let opcode = if w.hdr.op.is_write() {
-            wc_opcode::RDMA_WRITE
-        } else {
-            wc_opcode::SEND
-        };
+        let opcode = w.hdr.op.wc_opcode();
         let cqe = Cqe {
             wr_id: w.hdr.wr_id,
             status,
@@ -182,6 +192,9 @@ impl SendSide {
     /// Retires the oldest in-flight WQE with `status`.
     pub(crate) fn retire_head(&mut self, qp: &Qp, status: WcStatus) {
         let Some(w) = self.inflight.pop() else { return };
+        if w.started && w.hdr.op.needs_response() {
+            self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
+        }
         self.next = self.next.saturating_sub(1);
         self.done = self.done.wrapping_add(1);
         if let Some(sq) = &self.sq {

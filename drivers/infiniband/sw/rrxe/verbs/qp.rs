@@ -271,6 +271,9 @@ pub(crate) fn destroy(h: RrxeQp) {
         r.rq = None;
         r.wqe = None;
         r.write = None;
+        r.reply = None;
+        r.res.clear();
+        r.stash = None;
         r.route = None;
     }
     qp.rx_requests.purge();

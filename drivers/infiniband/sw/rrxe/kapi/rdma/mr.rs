@@ -10,7 +10,14 @@
 //! mappings, and every access is bounds-checked against the region.
 
 use core::ptr::NonNull;
-use kernel::{bindings, error::from_err_ptr, ffi::c_int, prelude::*, types::Opaque};
+use kernel::{
+    bindings,
+    error::from_err_ptr,
+    ffi::c_int,
+    prelude::*,
+    sync::atomic::{Atomic, Full},
+    types::Opaque,
+};
 
 use super::device::{Device, Driver};
 use super::udata::UData;
@@ -193,6 +200,70 @@ impl UserMemory {
             }
         })?;
         res
+    }
+}
+
+/// An 8-byte atomic operation on user memory ([`UserMemory::atomic64`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Atomic64Op {
+    /// Stores `swap` if the value equals `compare`.
+    CompareSwap { compare: u64, swap: u64 },
+    /// Adds (wrapping).
+    FetchAdd(u64),
+}
+
+impl UserMemory {
+    /// Copies `src` into the region at offset `off`.
+    pub(crate) fn write_bytes(&self, off: usize, src: &[u8]) -> Result {
+        self.for_each_piece(off, src.len(), |dst, at, len| {
+            // SAFETY: `dst` is `len` mapped, writable bytes of the region;
+            // `src[at..at + len]` is in bounds (`for_each_piece` splits
+            // exactly `src.len()` bytes).
+            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr().add(at), dst, len) };
+        })
+    }
+
+    /// Performs `op` on the native-endian 8-byte value at offset `off` of
+    /// the region, atomically with respect to every other atomic access to
+    /// that memory (a locked instruction on the mapped page: also against
+    /// the CPUs of the process that owns it, so stronger than C rxe's
+    /// device-wide lock), and returns the value found.  `EINVAL` if the
+    /// value is not 8-byte aligned in its page (a region may start at any
+    /// byte), `EFAULT` if it is outside the region.
+    pub(crate) fn atomic64(&self, off: usize, op: Atomic64Op) -> Result<u64> {
+        let end = off.checked_add(8).ok_or(EFAULT)?;
+        if end > self.len {
+            return Err(EFAULT);
+        }
+        let abs = self.first_offset + off;
+        let (pg, in_pg) = (abs / PAGE_SIZE, abs % PAGE_SIZE);
+        if in_pg % 8 != 0 {
+            return Err(EINVAL);
+        }
+        let page = self.pages[pg];
+        // SAFETY: The page is pinned while `self` lives; the mapping is
+        // undone below, before this function returns.
+        let va = unsafe { bindings::kmap_local_page(page.as_ptr()) }.cast::<u8>();
+        // SAFETY: `in_pg + 8 <= PAGE_SIZE` (8-aligned offset in the page),
+        // so the pointer stays inside the mapped page.
+        let p = unsafe { va.add(in_pg) }.cast::<i64>();
+        // SAFETY: `p` is 8-byte aligned, valid for the mapping's lifetime,
+        // and every kernel access to it through this function is atomic
+        // (user space may access it concurrently, which the LKMM allows
+        // for memory shared with user space).
+        let a = unsafe { Atomic::<i64>::from_ptr(p) };
+        let old = match op {
+            Atomic64Op::CompareSwap { compare, swap } => {
+                match a.cmpxchg(compare as i64, swap as i64, Full) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
+            Atomic64Op::FetchAdd(v) => a.fetch_add(v as i64, Full),
+        };
+        // SAFETY: `va` was mapped above by `kmap_local_page`; nothing maps
+        // after it, so the LIFO order holds.
+        unsafe { bindings::kunmap_local(va.cast()) };
+        Ok(old as u64)
     }
 }
 

@@ -48,6 +48,10 @@ pub mod wc_opcode {
     pub const RDMA_WRITE: u32 = 1;
     /// RDMA READ completed.
     pub const RDMA_READ: u32 = 2;
+    /// Atomic compare-and-swap completed.
+    pub const COMP_SWAP: u32 = 3;
+    /// Atomic fetch-and-add completed.
+    pub const FETCH_ADD: u32 = 4;
     /// A SEND was received.
     pub const RECV: u32 = 128;
     /// An RDMA WRITE with immediate consumed a receive.

@@ -42,6 +42,7 @@ pub mod path;
 pub mod psn;
 pub mod qp_state;
 pub mod rdeth;
+pub mod resources;
 pub mod reth;
 pub mod segment;
 pub mod validate;

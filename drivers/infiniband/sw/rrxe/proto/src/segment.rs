@@ -39,6 +39,13 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
         return None;
     }
     let pick = |r: u8, u: u8| if rc { r } else { u };
+    // READ and atomics exist on RC only.
+    match op {
+        SendOp::Read => return rc.then_some(RC_RDMA_READ_REQUEST),
+        SendOp::CompareSwap => return rc.then_some(RC_COMPARE_SWAP),
+        SendOp::FetchAdd => return rc.then_some(RC_FETCH_ADD),
+        _ => {}
+    }
     let imm = op.has_imm();
     Some(match (op.is_write(), first, last) {
         (false, true, true) if imm => {
@@ -64,6 +71,40 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
         ),
         (true, false, true) => pick(RC_RDMA_WRITE_LAST, UC_RDMA_WRITE_LAST),
     })
+}
+
+/// PSNs a request of `op` for `len` bytes takes: an atomic one, anything
+/// else one per packet (for READ: per response packet).
+pub const fn psn_span(op: SendOp, len: u32, pmtu: u32) -> u32 {
+    if op.is_atomic() {
+        1
+    } else {
+        packets(len, pmtu)
+    }
+}
+
+/// The opcode of packet `j` of a READ response of `n` packets.
+pub const fn read_response_opcode(j: u32, n: u32) -> u8 {
+    if n <= 1 {
+        RC_RDMA_READ_RESPONSE_ONLY
+    } else if j == 0 {
+        RC_RDMA_READ_RESPONSE_FIRST
+    } else if j + 1 >= n {
+        RC_RDMA_READ_RESPONSE_LAST
+    } else {
+        RC_RDMA_READ_RESPONSE_MIDDLE
+    }
+}
+
+/// The remote address and length of a READ of `len` bytes at `va`
+/// resent from its response packet `k` (those before arrived): the rest
+/// of the message.  `None` if `k` is past its last packet.
+pub const fn read_resume(va: u64, len: u32, k: u32, pmtu: u32) -> Option<(u64, u32)> {
+    if k >= packets(len, pmtu) {
+        return None;
+    }
+    let (off, _) = payload_of(k, len, pmtu);
+    Some((va.wrapping_add(off as u64), len - off))
 }
 
 #[cfg(test)]
@@ -118,6 +159,55 @@ mod tests {
             Some(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE)
         );
         assert_eq!(request_opcode(QpType::Ud, SendOp::Send, 0, 1), None);
+    }
+
+    #[test]
+    fn reads_and_atomics() {
+        assert_eq!(
+            request_opcode(QpType::Rc, SendOp::Read, 0, 9),
+            Some(RC_RDMA_READ_REQUEST)
+        );
+        assert_eq!(request_opcode(QpType::Uc, SendOp::Read, 0, 1), None);
+        assert_eq!(request_opcode(QpType::Uc, SendOp::FetchAdd, 0, 1), None);
+        assert_eq!(
+            request_opcode(QpType::Rc, SendOp::CompareSwap, 0, 1),
+            Some(RC_COMPARE_SWAP)
+        );
+        assert_eq!(psn_span(SendOp::Read, 5000, 1024), 5);
+        assert_eq!(psn_span(SendOp::Read, 0, 1024), 1);
+        assert_eq!(psn_span(SendOp::FetchAdd, 8, 256), 1);
+        let ops: [u8; 4] = core::array::from_fn(|j| read_response_opcode(j as u32, 4));
+        assert_eq!(
+            ops,
+            [
+                RC_RDMA_READ_RESPONSE_FIRST,
+                RC_RDMA_READ_RESPONSE_MIDDLE,
+                RC_RDMA_READ_RESPONSE_MIDDLE,
+                RC_RDMA_READ_RESPONSE_LAST
+            ]
+        );
+        assert_eq!(read_response_opcode(0, 1), RC_RDMA_READ_RESPONSE_ONLY);
+        for j in 0..4 {
+            let i = opcode_info(read_response_opcode(j, 4)).unwrap();
+            assert!(!i.is_request());
+            assert_eq!(i.has(flags::AETH), j == 0 || j == 3);
+        }
+    }
+
+    #[test]
+    fn read_resumes_at_whole_packets() {
+        assert_eq!(read_resume(0x1000, 5000, 0, 1024), Some((0x1000, 5000)));
+        assert_eq!(
+            read_resume(0x1000, 5000, 3, 1024),
+            Some((0x1000 + 3072, 1928))
+        );
+        assert_eq!(
+            read_resume(0x1000, 5000, 4, 1024),
+            Some((0x1000 + 4096, 904))
+        );
+        assert_eq!(read_resume(0x1000, 5000, 5, 1024), None);
+        assert_eq!(read_resume(0x1000, 0, 0, 1024), Some((0x1000, 0)));
+        assert_eq!(read_resume(u64::MAX, 4096, 1, 1024), Some((1023, 3072)));
     }
 
     #[test]

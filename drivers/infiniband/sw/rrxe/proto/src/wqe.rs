@@ -35,6 +35,10 @@ pub mod wr {
     pub const SEND_WITH_IMM: u32 = 3;
     /// RDMA READ.
     pub const RDMA_READ: u32 = 4;
+    /// Atomic compare-and-swap.
+    pub const ATOMIC_CMP_AND_SWP: u32 = 5;
+    /// Atomic fetch-and-add.
+    pub const ATOMIC_FETCH_AND_ADD: u32 = 6;
 }
 
 /// `IBV_SEND_*` flags.
@@ -64,6 +68,12 @@ pub enum SendOp {
     Send,
     /// SEND with immediate.
     SendImm,
+    /// RDMA READ.
+    Read,
+    /// Atomic compare-and-swap (8 bytes).
+    CompareSwap,
+    /// Atomic fetch-and-add (8 bytes).
+    FetchAdd,
 }
 
 impl SendOp {
@@ -74,6 +84,9 @@ impl SendOp {
             wr::RDMA_WRITE_WITH_IMM => Some(Self::WriteImm),
             wr::SEND => Some(Self::Send),
             wr::SEND_WITH_IMM => Some(Self::SendImm),
+            wr::RDMA_READ => Some(Self::Read),
+            wr::ATOMIC_CMP_AND_SWP => Some(Self::CompareSwap),
+            wr::ATOMIC_FETCH_AND_ADD => Some(Self::FetchAdd),
             _ => None,
         }
     }
@@ -86,6 +99,35 @@ impl SendOp {
     /// Writes remote memory (needs an rkey and address).
     pub const fn is_write(self) -> bool {
         matches!(self, Self::Write | Self::WriteImm)
+    }
+
+    /// An RDMA READ.
+    pub const fn is_read(self) -> bool {
+        matches!(self, Self::Read)
+    }
+
+    /// An 8-byte atomic (compare-and-swap or fetch-and-add).
+    pub const fn is_atomic(self) -> bool {
+        matches!(self, Self::CompareSwap | Self::FetchAdd)
+    }
+
+    /// Completed by a response carrying data (READ, atomics), not by an
+    /// ACK; counts against `max_rd_atomic`, and its local buffers are
+    /// written.
+    pub const fn needs_response(self) -> bool {
+        self.is_read() || self.is_atomic()
+    }
+
+    /// The `ib_uverbs_wc_opcode` of its send completion.
+    pub const fn wc_opcode(self) -> u32 {
+        use super::cqe::wc_opcode;
+        match self {
+            Self::Write | Self::WriteImm => wc_opcode::RDMA_WRITE,
+            Self::Send | Self::SendImm => wc_opcode::SEND,
+            Self::Read => wc_opcode::RDMA_READ,
+            Self::CompareSwap => wc_opcode::COMP_SWAP,
+            Self::FetchAdd => wc_opcode::FETCH_ADD,
+        }
     }
 }
 
@@ -136,6 +178,10 @@ pub struct SendWqeHdr {
     pub remote_addr: u64,
     /// RDMA target key.
     pub rkey: u32,
+    /// Atomics: the compare value (compare-and-swap) or the addend.
+    pub compare_add: u64,
+    /// Atomics: the swap value (compare-and-swap).
+    pub swap: u64,
     /// SGEs to gather from (0 when inline).
     pub num_sge: u32,
     /// Total payload length.
@@ -188,8 +234,22 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         return Err(err(WqeError::Flags(flags)));
     }
     let imm: [u8; 4] = b[20..24].try_into().map_err(|_| err(WqeError::Truncated))?;
+    // `wr.rdma` and `wr.atomic` share the remote address; the rkey
+    // follows the address (rdma) or the two operands (atomic).
     let remote_addr = u64_at(b, 24).ok_or(err(WqeError::Truncated))?;
-    let rkey = u32_at(b, 32).ok_or(err(WqeError::Truncated))?;
+    let (rkey, compare_add, swap) = if op.is_atomic() {
+        (
+            u32_at(b, 48).ok_or(err(WqeError::Truncated))?,
+            u64_at(b, 32).ok_or(err(WqeError::Truncated))?,
+            u64_at(b, 40).ok_or(err(WqeError::Truncated))?,
+        )
+    } else {
+        (u32_at(b, 32).ok_or(err(WqeError::Truncated))?, 0, 0)
+    };
+    if op.needs_response() && flags & send_flags::INLINE != 0 {
+        // Their local buffers are written: inline data makes no sense.
+        return Err(err(WqeError::Flags(flags)));
+    }
     let room = b.len() - SEND_WQE_HDR;
     let (num_sge, length) = if flags & send_flags::INLINE != 0 {
         let len = u32_at(b, SEND_WQE_DMA).ok_or(err(WqeError::Truncated))?;
@@ -211,6 +271,8 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         imm,
         remote_addr,
         rkey,
+        compare_add,
+        swap,
         num_sge,
         length,
     })
@@ -305,6 +367,29 @@ mod tests {
             })
         );
         assert_eq!((h.remote_addr, h.rkey), (0xdead_0000, 0x77));
+        assert_eq!(h.op.wc_opcode(), super::super::cqe::wc_opcode::SEND);
+    }
+
+    #[test]
+    fn decodes_atomics_and_reads() {
+        let mut b = send_slot(wr::ATOMIC_CMP_AND_SWP, 0, &[(0x1000, 8, 5)]);
+        b[32..40].copy_from_slice(&11u64.to_ne_bytes());
+        b[40..48].copy_from_slice(&22u64.to_ne_bytes());
+        b[48..52].copy_from_slice(&0x99u32.to_ne_bytes());
+        let h = decode_send(&b, 1, 0).unwrap();
+        assert_eq!(h.op, SendOp::CompareSwap);
+        assert!(h.op.needs_response() && h.op.is_atomic());
+        assert_eq!((h.remote_addr, h.rkey), (0xdead_0000, 0x99));
+        assert_eq!((h.compare_add, h.swap), (11, 22));
+        let h = decode_send(&send_slot(wr::RDMA_READ, 0, &[(0, 64, 1)]), 1, 0).unwrap();
+        assert_eq!((h.op, h.rkey, h.length), (SendOp::Read, 0x77, 64));
+        assert_eq!((h.compare_add, h.swap), (0, 0));
+        assert!(h.op.needs_response() && !h.op.is_atomic());
+        let inline = send_slot(wr::RDMA_READ, send_flags::INLINE, &[]);
+        assert_eq!(
+            decode_send(&inline, 1, 16),
+            Err((0x1122, WqeError::Flags(send_flags::INLINE)))
+        );
     }
 
     #[test]

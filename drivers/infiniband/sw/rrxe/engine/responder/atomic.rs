@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Atomics at the responder: compare-and-swap and fetch-and-add on an
+//! 8-byte value.  The request is checked (rkey, PD, range, remote-atomic
+//! right; `proto::validate` already checked the address alignment), the
+//! operation runs as one atomic instruction on the pinned page, the value
+//! found is remembered in the responder resources and sent back in an
+//! ATOMIC ACKNOWLEDGE.  A duplicate (its acknowledgement was lost) is
+//! answered from the remembered value and never executed again, so an
+//! atomic takes effect exactly once however often it is resent; a
+//! duplicate that is no longer remembered is dropped.
+
+use super::{flush_ack, transmit, Outcome};
+use crate::kapi::rdma::mr::Atomic64Op;
+use crate::mr::{AccessError, REMOTE_ATOMIC};
+use crate::proto::aeth::{Aeth, NakCode, Syndrome};
+use crate::proto::atmack::AtomicAck;
+use crate::proto::builder::ExtHeaders;
+use crate::proto::cqe::WcStatus;
+use crate::proto::opcode::{RC_ATOMIC_ACKNOWLEDGE, RC_COMPARE_SWAP};
+use crate::proto::psn::Psn;
+use crate::proto::resources::Resource;
+use crate::proto::Packet;
+use crate::qp::{recv::RecvSide, Qp};
+use crate::stats::Counter;
+
+/// Bytes an atomic operates on.
+const ATOMIC_LEN: u64 = 8;
+
+fn denied(why: &'static str) -> Outcome {
+    Outcome::Fatal {
+        code: NakCode::RemoteAccessError,
+        status: WcStatus::LocAccessErr,
+        why,
+    }
+}
+
+fn invalid(why: &'static str) -> Outcome {
+    Outcome::Fatal {
+        code: NakCode::InvalidRequest,
+        status: WcStatus::RemInvReqErr,
+        why,
+    }
+}
+
+/// Sends the ATOMIC ACKNOWLEDGE for `psn` carrying `orig`.
+fn acknowledge(qp: &Qp, r: &mut RecvSide, psn: Psn, orig: u64) {
+    flush_ack(qp, r);
+    let ext = ExtHeaders {
+        aeth: Some(Aeth::from_syndrome(Syndrome::ack_unlimited(), r.msn)),
+        atmack: Some(AtomicAck::new(orig)),
+        ..Default::default()
+    };
+    transmit(qp, r, RC_ATOMIC_ACKNOWLEDGE, psn, &ext);
+}
+
+/// A new atomic request (in sequence): executes it once and acknowledges
+/// it with the value found.
+pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<(), Outcome> {
+    let a = pkt.atmeth().ok_or(invalid("atomic without AtomicETH"))?;
+    if r.res.capacity() == 0 {
+        return Err(invalid(
+            "atomic on a QP without responder resources (max_dest_rd_atomic 0)",
+        ));
+    }
+    let mr = qp
+        .dev
+        .mrs
+        .lookup(a.rkey())
+        .ok_or(denied("atomic with an unknown rkey"))?;
+    let off = mr
+        .check(qp.init.pd, a.va(), ATOMIC_LEN, REMOTE_ATOMIC)
+        .map_err(|_| denied("atomic outside the region or its rights"))?;
+    let op = if pkt.opcode() == RC_COMPARE_SWAP {
+        Atomic64Op::CompareSwap {
+            compare: a.comp(),
+            swap: a.swap_add(),
+        }
+    } else {
+        Atomic64Op::FetchAdd(a.swap_add())
+    };
+    let orig = mr.atomic(off, op).map_err(|e| match e {
+        AccessError::Misaligned => invalid("atomic target not 8-byte aligned in memory"),
+        _ => denied("atomic on a region deregistered meanwhile"),
+    })?;
+    qp.count(Counter::AtomicsExecuted);
+    let psn = pkt.psn();
+    // Cannot fail: the capacity was checked above.
+    let _ = r.res.insert(Resource::Atomic { psn, orig });
+    acknowledge(qp, r, psn, orig);
+    Ok(())
+}
+
+/// A duplicate atomic request: answered from the remembered value, or
+/// dropped.
+pub(super) fn replay(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) {
+    let psn = pkt.psn();
+    match r.res.atomic(psn) {
+        Some(orig) => {
+            qp.count(Counter::AtomicReplays);
+            acknowledge(qp, r, psn, orig);
+        }
+        None => qp.count(Counter::RcvDropped),
+    }
+}

@@ -1,0 +1,96 @@
+"""Shared pyverbs helpers for the VM tests (stock librxe): connected RC
+QP pairs, polling with a deadline, completion checks.  Imported by the
+test scripts in this directory (run with /usr/bin/python3, whose pyverbs
+is Debian's)."""
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+
+MTUS = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024, 2048: e.IBV_MTU_2048,
+        4096: e.IBV_MTU_4096}
+
+
+def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeout=14, retry_cnt=3,
+            rnr_retry=7, max_rd_atomic=1, max_dest_rd_atomic=1):
+    """Moves RC/UC QP `qp` through INIT, RTR and RTS towards `peer_qpn` at
+    `gid` (sent from GID index `gidx`)."""
+    rc = qp.qp_type == e.IBV_QPT_RC
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_INIT
+    a.pkey_index = 0
+    a.port_num = 1
+    a.qp_access_flags = access
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_RTR
+    a.path_mtu = MTUS[mtu]
+    a.dest_qp_num = peer_qpn
+    a.rq_psn = peer_psn
+    a.max_dest_rd_atomic = max_dest_rd_atomic
+    a.min_rnr_timer = 1
+    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gidx, hop_limit=64), is_global=1, port_num=1)
+    mask = e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
+    if rc:
+        mask |= e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER
+    qp.modify(a, mask)
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_RTS
+    a.timeout = timeout
+    a.retry_cnt = retry_cnt
+    a.rnr_retry = rnr_retry
+    a.sq_psn = psn
+    a.max_rd_atomic = max_rd_atomic
+    mask = e.IBV_QP_STATE | e.IBV_QP_SQ_PSN
+    if rc:
+        mask |= e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC
+    qp.modify(a, mask)
+
+
+def rc_pair(ctx, pd, gidx, access, depth=16, sge=4, **kw):
+    """Two connected RC QPs on one device (a sends, b responds), each with
+    its own CQ; `kw` goes to `connect` for both (or, as `a_kw`/`b_kw`
+    dicts, to one)."""
+    a_kw, b_kw = kw.pop("a_kw", {}), kw.pop("b_kw", {})
+    cqs = [CQ(ctx, 4 * depth), CQ(ctx, 4 * depth)]
+    qps = [QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=c, rcq=c,
+                             cap=QPCap(max_send_wr=depth, max_recv_wr=depth, max_send_sge=sge,
+                                       max_recv_sge=sge)))
+           for c in cqs]
+    gid = ctx.query_gid(1, gidx)
+    for me, peer, own in ((qps[0], qps[1], a_kw), (qps[1], qps[0], b_kw)):
+        args = {"access": access, **kw, **own}
+        connect(me, peer.qp_num, gid, gidx, **args)
+    return qps, cqs
+
+
+def poll(cq, what, n=1, timeout=20.0):
+    """`n` completions from `cq` within `timeout` seconds."""
+    got = []
+    end = time.time() + timeout
+    while len(got) < n:
+        cnt, wcs = cq.poll(num_entries=n - len(got))
+        got += wcs[:cnt]
+        if time.time() > end:
+            raise AssertionError(f"{what}: {len(got)}/{n} completions in {timeout}s")
+        if cnt == 0:
+            time.sleep(0.001)
+    return got
+
+
+def state(qp):
+    return qp.query(e.IBV_QP_STATE)[0].qp_state
+
+
+def expect(wc, status, what, opcode=None, byte_len=None):
+    """Checks a completion; prints one line that names what was checked
+    (the scenario compares these lines between rrxe and C rxe)."""
+    assert wc.status == status, f"{what}: status {wc.status}, want {status}"
+    if status == e.IBV_WC_SUCCESS and opcode is not None:
+        assert wc.opcode == opcode, f"{what}: opcode {wc.opcode}, want {opcode}"
+    if status == e.IBV_WC_SUCCESS and byte_len is not None:
+        assert wc.byte_len == byte_len, f"{what}: byte_len {wc.byte_len}, want {byte_len}"
+    extra = f" opcode {wc.opcode} byte_len {wc.byte_len}" if status == e.IBV_WC_SUCCESS else ""
+    print(f"ok: {what}: status {wc.status}{extra}")
