@@ -7,8 +7,10 @@
 #
 # Cells: stock perftest ib_send_bw and ib_write_bw (sizes BW_SIZES, path
 # MTU 1024 and 4096), ib_send_lat and ib_write_lat (2 B and 4 KiB, both
-# MTUs), ib_write_bw -q 4 (four QPs), and ibv_rc_pingpong (4 KiB and
-# 64 KiB, MTU 1024).  Prints one line per measurement:
+# MTUs), ib_read_bw (4 KiB, 64 KiB, 256 KiB) and ib_read_lat (2 B, 4 KiB)
+# at both MTUs, ib_atomic_bw and ib_atomic_lat (fetch-and-add and
+# compare-and-swap: tools ib_atomic_*:FAA and :CAS), ib_write_bw -q 4
+# (four QPs), and ibv_rc_pingpong (4 KiB and 64 KiB, MTU 1024).  Prints one line per measurement:
 #   bench TOOL MTU SIZE QPS DRIVER VALUE UNIT ROUND
 # and, first, the VM's memcpy bandwidth:
 #   memcpy MB/s VALUE   (MB = 2^20 bytes, as perftest counts)
@@ -38,15 +40,15 @@ for _ in range(5):
 print(f"memcpy MB/s {best:.1f}")
 PY
 
-cell() { # tool mtu size qps driver round args...
+cell() { # tool[:label] mtu size qps driver round args...
 	local tool=$1 mtu=$2 size=$3 qps=$4 drv=$5 round=$6 out v unit
 	shift 6
-	out=$(pt_run "$tool" ppa0 ppA ppb0 ppB 10.77.0.1 "$@") || {
+	out=$(pt_run "${tool%%:*}" ppa0 ppA ppb0 ppB 10.77.0.1 "$@") || {
 		echo "bench-fail $tool $mtu $size $qps $drv" >&2
 		printf '%s\n' "$out" | tail -5 >&2
 		return 0
 	}
-	case $tool in
+	case ${tool%%:*} in
 	*_bw) v=$(pt_bw_avg "$out") unit=MB/s ;;
 	*_lat) v=$(pt_lat_typical "$out") unit=usec ;;
 	esac
@@ -55,7 +57,7 @@ cell() { # tool mtu size qps driver round args...
 }
 
 round_of() { # driver round
-	local drv=$1 r=$2 mtu size line mbit
+	local drv=$1 r=$2 mtu size line mbit op label
 	pp_setup_pair "$drv" "$drv"
 	for mtu in "${mtus[@]}"; do
 		for size in "${bw_sizes[@]}"; do
@@ -67,7 +69,17 @@ round_of() { # driver round
 		for size in 2 4096; do
 			cell ib_send_lat "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$LAT_ITERS"
 			cell ib_write_lat "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$LAT_ITERS"
+			cell ib_read_lat "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$LAT_ITERS"
 		done
+		for size in 4096 65536 262144; do
+			cell ib_read_bw "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$(bw_iters "$size")"
+		done
+	done
+	for op in FETCH_AND_ADD CMP_AND_SWAP; do
+		label=FAA
+		if [ "$op" = CMP_AND_SWAP ]; then label=CAS; fi
+		cell "ib_atomic_bw:$label" 1024 8 1 "$drv" "$r" -A "$op" -m 1024 -n 2000
+		cell "ib_atomic_lat:$label" 1024 8 1 "$drv" "$r" -A "$op" -m 1024 -n "$LAT_ITERS"
 	done
 	cell ib_write_bw 1024 65536 4 "$drv" "$r" -s 65536 -m 1024 -q 4 -n "$(bw_iters 65536)"
 	for size in 4096 65536; do

@@ -54,6 +54,35 @@ c_rxe_in_ns() {
 	ip netns exec nsrxe rdma link add "$2" type rxe netdev "$1"
 }
 
+# The index of GID $2 (full form) on device $1, if it has it.
+gid_index() {
+	local f
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		if [ "$(cat "$f")" = "$2" ]; then
+			basename "$f"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# rrxe0 on veth0 (10.0.0.1) and C rxe's rxe0 on veth1 (10.0.0.2, in
+# namespace nsrxe, see verbs_on_both), each once its IPv4 RoCE v2 GID is
+# there; GID_RRXE and GID_RXE are set to those GIDs' indices.
+rrxe_and_c_rxe() {
+	local ga=0000:0000:0000:0000:0000:ffff:0a00:0001 gb=0000:0000:0000:0000:0000:ffff:0a00:0002
+	mkveth veth0 veth1
+	ip addr add 10.0.0.1/24 dev veth0
+	modprobe rdma_rrxe
+	rdma link add rrxe0 type rrxe netdev veth0
+	c_rxe_in_ns veth1 rxe0
+	ip netns exec nsrxe ip addr add 10.0.0.2/24 dev veth1
+	wait_for 10 gid_index rrxe0 $ga >/dev/null || fail "rrxe0 IPv4 GID missing"
+	wait_for 10 gid_index rxe0 $gb >/dev/null || fail "rxe0 IPv4 GID missing"
+	GID_RRXE=$(gid_index rrxe0 $ga)
+	GID_RXE=$(gid_index rxe0 $gb)
+}
+
 # Runs the pyverbs test SCRIPT (in tools/testing/vm) against rrxe0 on veth0
 # and then, unchanged, against C rxe's rxe0 on veth1: the checks are about
 # the verbs, so both drivers must pass them.  Both drivers bind UDP port

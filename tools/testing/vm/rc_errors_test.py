@@ -10,13 +10,14 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
-from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
+
+sys.path.insert(0, sys.path[0])
+import verbs_util  # noqa: E402
+from verbs_util import expect, poll, state  # noqa: E402
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 c_rxe = dev.startswith("rxe")  # the C driver, where it deviates from IBTA
@@ -28,64 +29,11 @@ RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_
 
 def rc_pair(rnr_retry=7):
     """Two connected RC QPs (a sends, b responds), each with its own CQ."""
-    cqs = [CQ(ctx, 64), CQ(ctx, 64)]
-    qps = [QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=c, rcq=c,
-                             cap=QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=2, max_recv_sge=2)))
-           for c in cqs]
-    gid = ctx.query_gid(1, gidx)
-    for me, peer in ((qps[0], qps[1]), (qps[1], qps[0])):
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_INIT
-        a.pkey_index = 0
-        a.port_num = 1
-        a.qp_access_flags = RW
-        me.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_RTR
-        a.path_mtu = e.IBV_MTU_1024
-        a.dest_qp_num = peer.qp_num
-        a.rq_psn = 0
-        a.max_dest_rd_atomic = 1
-        a.min_rnr_timer = 1
-        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gidx, hop_limit=64), is_global=1, port_num=1)
-        me.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
-                  | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_RTS
-        a.timeout = 14
-        a.retry_cnt = 3
-        a.rnr_retry = rnr_retry
-        a.sq_psn = 0
-        a.max_rd_atomic = 1
-        me.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
-                  | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
-    return qps, cqs
-
-
-def poll(cq, what, n=1, timeout=20.0):
-    got = []
-    end = time.time() + timeout
-    while len(got) < n:
-        cnt, wcs = cq.poll(num_entries=n - len(got))
-        got += wcs[:cnt]
-        if time.time() > end:
-            raise AssertionError(f"{what}: {len(got)}/{n} completions in {timeout}s")
-        if cnt == 0:
-            time.sleep(0.001)
-    return got
+    return verbs_util.rc_pair(ctx, pd, gidx, RW, sge=2, rnr_retry=rnr_retry)
 
 
 def post_recv(qp, mr, wr_id=7):
     qp.post_recv(RecvWR(wr_id=wr_id, num_sge=1, sg=[SGE(mr.buf, SIZE, mr.lkey)]))
-
-
-def state(qp):
-    return qp.query(e.IBV_QP_STATE)[0].qp_state
-
-
-def expect(wc, status, what):
-    assert wc.status == status, f"{what}: status {wc.status}, want {status}"
-    print(f"ok: {what}: status {wc.status}")
 
 
 src = MR(pd, SIZE, RW)

@@ -121,8 +121,25 @@ impl CqShared {
     /// Appends `cqe`, then raises an event if the CQ is armed for it
     /// (`solicited` completions also satisfy `IB_CQ_SOLICITED`).  `ENOSPC`
     /// if the ring is full: the completion is lost and the caller must
-    /// treat the QP as failed (IBTA: CQ overrun is a fatal error).
+    /// treat the QP as failed (IBTA: CQ overrun is a fatal error); the
+    /// CQ's consumer gets `IB_EVENT_CQ_ERR`.
     pub(crate) fn post(&self, cqe: &Cqe, solicited: bool) -> Result {
+        let overrun = self.append(cqe);
+        if overrun == Err(ENOSPC) {
+            self.events.error();
+        }
+        overrun?;
+        let armed = self.notify.load(Acquire);
+        let fire = armed == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP
+            || (solicited && armed == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED);
+        if fire && self.notify.cmpxchg(armed, 0, Full).is_ok() {
+            self.events.notify();
+        }
+        Ok(())
+    }
+
+    /// Appends `cqe` to the ring; `ENOSPC` if it is full.
+    fn append(&self, cqe: &Cqe) -> Result {
         {
             let mut ring = self.ring.lock();
             let prod = ring.producer;
@@ -137,12 +154,6 @@ impl CqShared {
             q.write_slot(prod, &cqe.encode())?;
             q.publish_producer(next)?;
             ring.producer = next;
-        }
-        let armed = self.notify.load(Acquire);
-        let fire = armed == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP
-            || (solicited && armed == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED);
-        if fire && self.notify.cmpxchg(armed, 0, Full).is_ok() {
-            self.events.notify();
         }
         Ok(())
     }

@@ -157,8 +157,9 @@ impl Driver for RrxeDev {
         init: &mut crate::kapi::rdma::qp::QpInit,
         cqs: (&Self::Cq, &Self::Cq),
         user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
+        events: crate::kapi::rdma::event::QpEvents,
     ) -> Result<(Self::Qp, u32)> {
-        crate::verbs::qp::create(&dev.core, init, cqs, user)
+        crate::verbs::qp::create(&dev.core, init, cqs, user, events)
     }
 
     fn post_send_doorbell(qp: &Self::Qp) -> Result {

@@ -44,6 +44,7 @@ use kernel::{
 
 use crate::cq::CqShared;
 use crate::kapi::net::{netdev::NetDevice, skb_queue::SkbQueue};
+use crate::kapi::rdma::event::{QpEvent, QpEvents};
 use crate::kapi::rdma::qp::{QpAttr, QpInit};
 use crate::kapi::xarray::RcuTable;
 use crate::mr::MrTable;
@@ -97,6 +98,8 @@ pub(crate) struct Qp {
     pub(crate) dev: Arc<DevCore>,
     pub(crate) scq: Arc<CqShared>,
     pub(crate) rcq: Arc<CqShared>,
+    /// Where asynchronous events go (disconnected by `destroy_qp`).
+    events: QpEvents,
     /// `QpState::raw()`.
     state: Atomic<u32>,
     /// Destroyed: the tasks do nothing any more.
@@ -149,6 +152,7 @@ impl Qp {
         dev: Arc<DevCore>,
         cqs: (Arc<CqShared>, Arc<CqShared>),
         rings: Rings,
+        events: QpEvents,
     ) -> Result<Arc<Self>> {
         // At most a window's worth of WQEs is ever fetched (see the requester).
         let inflight = (init.caps.max_send_wr as usize).min(INFLIGHT_MAX);
@@ -162,6 +166,7 @@ impl Qp {
                 dev,
                 scq: cqs.0,
                 rcq: cqs.1,
+                events,
                 state: Atomic::new(QpState::Reset.raw()),
                 dead: Atomic::new(false),
                 path: PathCell::new(),
@@ -201,6 +206,12 @@ impl Qp {
     /// Marks the QP destroyed (the tasks stop touching it).
     pub(crate) fn mark_dead(&self) {
         self.dead.store(true, Release);
+    }
+
+    /// Raises the asynchronous event `ev` (dropped once the QP is
+    /// destroyed).
+    pub(crate) fn raise(&self, ev: QpEvent) {
+        self.events.raise(ev);
     }
 
     /// Counts `c` on the device.

@@ -4,17 +4,8 @@
 # from two QPs, and the error cases (rkey, rights, range, alignment, QP
 # access, responder resources, local rights) with IBTA's statuses.  Both
 # drivers must print the same check lines: any difference fails.
-mkveth veth0 veth1
-ip addr add 10.0.0.1/24 dev veth0
-modprobe rdma_rrxe
-rdma link add rrxe0 type rrxe netdev veth0
-c_rxe_in_ns veth1 rxe0
-ip netns exec nsrxe ip addr add 10.0.0.2/24 dev veth1
-idx() { for f in /sys/class/infiniband/$1/ports/1/gids/*; do [ "$(cat $f)" = "$2" ] && basename $f && return; done; }
-wait_for 10 idx rrxe0 0000:0000:0000:0000:0000:ffff:0a00:0001 >/dev/null || fail "rrxe0 IPv4 GID missing"
-wait_for 10 idx rxe0 0000:0000:0000:0000:0000:ffff:0a00:0002 >/dev/null || fail "rxe0 IPv4 GID missing"
-ga=$(idx rrxe0 0000:0000:0000:0000:0000:ffff:0a00:0001)
-gb=$(idx rxe0 0000:0000:0000:0000:0000:ffff:0a00:0002)
+rrxe_and_c_rxe
+ga=$GID_RRXE gb=$GID_RXE
 for t in read_test atomic_test; do
 	out_r=$(/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/$t.py" rrxe0 "$ga" 2>&1) ||
 		fail "$t on rrxe: $out_r"

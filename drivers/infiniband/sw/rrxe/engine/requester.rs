@@ -27,7 +27,7 @@ use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::WcStatus;
 use crate::proto::immdt::Immdt;
-use crate::proto::qp_state::QpType;
+use crate::proto::qp_state::{QpState, QpType};
 use crate::proto::reth::Reth;
 use crate::proto::segment::{payload_of, read_resume, request_opcode};
 use crate::proto::window::ack_timeout_ns;
@@ -130,6 +130,10 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
             fail(qp, "malformed send WQE");
             return Step::Progress;
         }
+        return Step::Idle;
+    }
+    // SQD: what is in progress finishes, nothing new starts.
+    if !w.started && qp.state() == QpState::Sqd {
         return Step::Idle;
     }
     if !w.started && w.hdr.op.needs_response() {

@@ -21,6 +21,7 @@ use kernel::{prelude::*, sync::Arc};
 use super::fail;
 use super::rx::{self, RxPacket};
 use crate::kapi::net::skb::SkBuff;
+use crate::kapi::rdma::event::QpEvent;
 use crate::mr::{AccessError, REMOTE_WRITE};
 use crate::proto::aeth::{Aeth, NakCode, RnrTimer, Syndrome};
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
@@ -373,6 +374,12 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             // of the message.
             if rc {
                 send_ack(qp, r, Syndrome::Nak(code), pkt.psn());
+                // IBTA C9-222.1: an rkey violation that no receive WQE
+                // reports (only a WRITE with immediate has one) is an
+                // asynchronous event at the responder.
+                if code == NakCode::RemoteAccessError && pkt.immdt().is_none() {
+                    qp.raise(QpEvent::AccessErr);
+                }
             }
             fail_request(qp, r, status, why);
             return;

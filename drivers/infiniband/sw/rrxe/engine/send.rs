@@ -12,6 +12,7 @@ use kernel::{
 };
 
 use super::{completer, requester, rx, schedule_send, BUDGET};
+use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
 use crate::qp::{send::SendSide, Qp};
 use crate::tx::Sent;
@@ -80,7 +81,15 @@ fn run_locked(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
                 return more;
             }
             QpState::Rts => {}
-            // SQD, SQE and the states before RTS send nothing.
+            // SQD: messages in progress finish (the requester starts no
+            // new WQE), then SQ_DRAINED if the consumer asked for it.
+            QpState::Sqd => {
+                if s.sqd_notify && s.drained() {
+                    s.sqd_notify = false;
+                    qp.raise(QpEvent::SqDrained);
+                }
+            }
+            // SQE and the states before RTS send nothing.
             _ => return false,
         }
         if requester::step(qp, s) == Step::Idle {

@@ -7,6 +7,7 @@
 pub(crate) mod attr;
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod event;
 pub(crate) mod link;
 pub(crate) mod mr;
 pub(crate) mod qp;

@@ -83,6 +83,8 @@ pub(crate) struct SendSide {
     pub(crate) timer_handle: Option<ArcHrTimerHandle<Qp>>,
     /// The error state's flush ran (reset by `reset`).
     pub(crate) err_flushed: bool,
+    /// In SQD: raise `IB_EVENT_SQ_DRAINED` once nothing is outstanding.
+    pub(crate) sqd_notify: bool,
     /// The cached route of the QP's path, revalidated before each use
     /// (`dst_check`), looked up again when stale.
     pub(crate) route: Option<Route>,
@@ -111,6 +113,7 @@ impl SendSide {
             timer: None,
             timer_handle: None,
             err_flushed: false,
+            sqd_notify: false,
             route: None,
         })
     }
@@ -126,6 +129,7 @@ impl SendSide {
         self.rd_atomic_out = 0;
         self.gap_retry_at = None;
         self.err_flushed = false;
+        self.sqd_notify = false;
         self.route = None;
         if let Some(sq) = &self.sq {
             let _ = sq.publish_producer(0);
@@ -161,6 +165,12 @@ impl SendSide {
         if mask & attr::RNR_RETRY != 0 {
             self.rnr_left = a.rnr_retry;
         }
+    }
+
+    /// Nothing started is outstanding: every message begun is sent and
+    /// acknowledged (what SQD waits for).
+    pub(crate) fn drained(&self) -> bool {
+        self.comp_psn == self.sent_end && self.inflight.get(0).is_none_or(|w| !w.started)
     }
 
     /// Cancels the timer.

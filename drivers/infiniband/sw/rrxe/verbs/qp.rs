@@ -12,6 +12,7 @@ use kernel::{bindings, prelude::*, sync::Arc};
 use crate::cq::RrxeCq;
 use crate::engine;
 use crate::kapi::rdma::cq::UserCaller;
+use crate::kapi::rdma::event::QpEvents;
 use crate::kapi::rdma::qp::{QpAttr, QpCaps, QpInit};
 use crate::proto::bth::BTH_QPN_MASK;
 use crate::proto::gid::IbMtu;
@@ -70,6 +71,7 @@ pub(crate) fn create(
     init: &mut QpInit,
     cqs: (&RrxeCq, &RrxeCq),
     user: Option<UserCaller<'_>>,
+    events: QpEvents,
 ) -> Result<(RrxeQp, u32)> {
     let Some(mut user) = user else {
         rrxe_ratelimited!(pr_warn, "rrxe: kernel QPs are not supported\n");
@@ -102,6 +104,7 @@ pub(crate) fn create(
         dev.clone(),
         (cqs.0.shared.clone(), cqs.1.shared.clone()),
         Rings { sq, rq },
+        events,
     )?;
     // struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }
     let mut resp = [0u8; 32];
@@ -229,15 +232,23 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     let pmtu = IbMtu::from_raw(a.path_mtu).map_or(256, |m| m.bytes());
     let was = qp.state();
     let to_reset = next == QpState::Reset && was != QpState::Reset;
-    qp.send.lock().apply(&a, mask, pmtu, to_reset);
+    {
+        let mut s = qp.send.lock();
+        s.apply(&a, mask, pmtu, to_reset);
+        if next == QpState::Sqd && was != QpState::Sqd {
+            // IBTA: SQ_DRAINED only if the consumer asked for it.
+            s.sqd_notify = mask & attr::EN_SQD_ASYNC_NOTIFY != 0 && a.en_sqd_async_notify != 0;
+        }
+    }
     qp.recv.lock().apply(&a, mask, pmtu, to_reset);
     qp.set_state(next);
     drop(a);
     match next {
         // The tasks flush their queues.
         QpState::Err if was != QpState::Err => engine::fail(qp, "moved to the error state"),
-        // WQEs may have been posted (and their doorbell ignored) before.
-        QpState::Rts => engine::schedule_send(qp),
+        // WQEs may have been posted (and their doorbell ignored) before;
+        // SQD: the send task finishes what is in progress and reports.
+        QpState::Rts | QpState::Sqd => engine::schedule_send(qp),
         _ => {}
     }
     Ok(())

@@ -61,6 +61,28 @@ impl CqEvents {
         }
     }
 
+    /// Raises `IB_EVENT_CQ_ERR` on the CQ (it overran), if the CQ still
+    /// exists.
+    pub(crate) fn error(&self) {
+        let guard = self.0.lock();
+        let Some(raw) = guard.as_ref() else { return };
+        // SAFETY: All-zeroes is a valid `ib_event` (a union of pointers
+        // and a port number, then an enum).
+        let mut event: bindings::ib_event = unsafe { core::mem::zeroed() };
+        // SAFETY: The CQ exists while `Some` (see `notify`); `device`,
+        // `event_handler` and `cq_context` are set by ib_core at creation.
+        let (device, handler, context) =
+            unsafe { ((*raw.0).device, (*raw.0).event_handler, (*raw.0).cq_context) };
+        event.device = device;
+        event.element.cq = raw.0;
+        event.event = bindings::ib_event_type_IB_EVENT_CQ_ERR;
+        if let Some(h) = handler {
+            // SAFETY: ib_core's handler for this CQ, called with a valid
+            // event for it and the context ib_core registered.
+            unsafe { h(&mut event, context) };
+        }
+    }
+
     fn disconnect(&self) {
         *self.0.lock() = None;
     }

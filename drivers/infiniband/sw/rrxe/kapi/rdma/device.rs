@@ -75,6 +75,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         init: &mut super::qp::QpInit,
         cqs: (&Self::Cq, &Self::Cq),
         user: Option<super::cq::UserCaller<'_>>,
+        events: super::event::QpEvents,
     ) -> Result<(Self::Qp, u32)>;
     /// `post_send` from user space with no work requests: the doorbell
     /// after librxe wrote WQEs into the mapped send queue.

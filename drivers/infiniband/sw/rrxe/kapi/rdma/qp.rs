@@ -9,6 +9,7 @@ use kernel::{bindings, error::from_result, ffi::c_int, prelude::*, types::Opaque
 
 use super::cq::UserCaller;
 use super::device::{Device, Driver};
+use super::event::QpEvents;
 use super::udata::UData;
 
 /// A QP object as ib_core allocates it for driver `T`.
@@ -16,6 +17,7 @@ use super::udata::UData;
 pub(super) struct QpObj<T: Driver> {
     ib: Opaque<bindings::ib_qp>,
     data: core::mem::MaybeUninit<T::Qp>,
+    events: core::mem::MaybeUninit<QpEvents>,
 }
 
 /// Work queue sizes (`struct ib_qp_cap`).
@@ -245,10 +247,13 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
                 }),
                 None => None,
             };
-            let (data, qpn) = T::create_qp(dev, &mut req, cqs, user)?;
+            let events = QpEvents::new(qp)?;
+            let (data, qpn) = T::create_qp(dev, &mut req, cqs, user, events.clone())?;
             req.caps.to_c(&mut i.cap);
             (*qp).qp_num = qpn;
-            (*qp.cast::<QpObj<T>>()).data.write(data);
+            let obj = qp.cast::<QpObj<T>>();
+            (*obj).data.write(data);
+            (*obj).events.write(events);
         }
         Ok(0)
     })
@@ -320,10 +325,14 @@ pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(
     _u: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: The QP was created and is never used by a verb again; its
-    // data is moved out exactly once.
+    // data is moved out exactly once.  Event sources are cut off before
+    // ib_core frees the QP.
     unsafe {
         let dev = Device::<T>::from_raw((*qp).device);
-        T::destroy_qp(dev, (*qp.cast::<QpObj<T>>()).data.assume_init_read());
+        let obj = qp.cast::<QpObj<T>>();
+        (*obj).events.assume_init_ref().disconnect();
+        (*obj).events.assume_init_drop();
+        T::destroy_qp(dev, (*obj).data.assume_init_read());
     }
     0
 }

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Asynchronous events of a QP (`struct ib_event` delivered to the QP's
+//! `event_handler`: for a user QP, uverbs queues it on the process's async
+//! event file, where `ibv_get_async_event` reads it).
+//!
+//! The data path raises events from its tasks, and the tasks may still run
+//! after `destroy_qp` returned and ib_core freed the QP.  So the raw QP
+//! pointer lives in a [`QpEvents`] cell that `destroy_qp` empties (under its
+//! lock) before ib_core frees the QP: an event raised afterwards is dropped,
+//! and one raised concurrently finishes before the QP goes.
+
+use kernel::{
+    bindings, new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+};
+
+/// An asynchronous QP event rrxe raises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QpEvent {
+    /// `IB_EVENT_QP_ACCESS_ERR`: the responder refused a remote access
+    /// that no receive WQE could report (IBTA C9-222.1).
+    AccessErr,
+    /// `IB_EVENT_SQ_DRAINED`: the QP reached SQD with nothing outstanding
+    /// (only if `en_sqd_async_notify` was set).
+    SqDrained,
+}
+
+impl QpEvent {
+    fn raw(self) -> bindings::ib_event_type {
+        match self {
+            Self::AccessErr => bindings::ib_event_type_IB_EVENT_QP_ACCESS_ERR,
+            Self::SqDrained => bindings::ib_event_type_IB_EVENT_SQ_DRAINED,
+        }
+    }
+}
+
+/// The raw QP pointer, valid while stored in a [`QpEvents`].
+struct RawQp(*mut bindings::ib_qp);
+
+// SAFETY: Only dereferenced under the `QpEvents` lock, while the QP exists.
+unsafe impl Send for RawQp {}
+
+/// Raises asynchronous events on a QP.  Clones may outlive the QP:
+/// `destroy_qp` disconnects them first, after which [`QpEvents::raise`]
+/// does nothing.
+#[derive(Clone)]
+pub(crate) struct QpEvents(Arc<SpinLock<Option<RawQp>>>);
+
+impl QpEvents {
+    pub(super) fn new(qp: *mut bindings::ib_qp) -> Result<Self> {
+        Ok(Self(Arc::pin_init(
+            new_spinlock!(Some(RawQp(qp))),
+            GFP_KERNEL,
+        )?))
+    }
+
+    /// Delivers `ev` to the QP's event handler, if the QP still exists.
+    /// Any context; the handler does not sleep.
+    pub(crate) fn raise(&self, ev: QpEvent) {
+        let guard = self.0.lock();
+        let Some(raw) = guard.as_ref() else { return };
+        // SAFETY: The QP exists while `Some` (cleared under this lock
+        // before ib_core frees it); `device` is set for its lifetime.
+        let device = unsafe { (*raw.0).device };
+        // SAFETY: All-zeroes is a valid `ib_event` (a union of pointers
+        // and a port number, then an enum).
+        let mut event: bindings::ib_event = unsafe { core::mem::zeroed() };
+        event.device = device;
+        event.element.qp = raw.0;
+        event.event = ev.raw();
+        // SAFETY: As above; `event_handler` and `qp_context` are set by
+        // ib_core when the QP is created and stay valid while it exists.
+        let (handler, context) = unsafe { ((*raw.0).event_handler, (*raw.0).qp_context) };
+        if let Some(h) = handler {
+            // SAFETY: ib_core's handler for this QP, called with a valid
+            // event for it and the context ib_core registered.
+            unsafe { h(&mut event, context) };
+        }
+    }
+
+    pub(super) fn disconnect(&self) {
+        *self.0.lock() = None;
+    }
+}
