@@ -67,7 +67,8 @@ pub(crate) const MAX_MAD_SIZE: u32 = 256;
 const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64;
+    | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64
+    | bindings::ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE as u64;
 
 /// What `query_device` reports for a device whose system image GUID is
 /// `sys_image_guid`.

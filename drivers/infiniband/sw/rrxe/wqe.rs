@@ -183,14 +183,18 @@ pub(crate) fn fetch_send(
             return Ok(failed_send(wr_id, wqe_status(e)));
         }
     };
-    let payload = if hdr.flags & wqe::send_flags::INLINE != 0 {
+    let payload = if hdr.op == wqe::SendOp::AtomicWrite {
+        let mut v = KVec::with_capacity(8, GFP_KERNEL)?;
+        v.extend_from_slice(&wqe::atomic_write_value(b).ok_or(EINVAL)?, GFP_KERNEL)?;
+        Payload::Inline(v)
+    } else if hdr.flags & wqe::send_flags::INLINE != 0 {
         let mut v = KVec::with_capacity(hdr.length as usize, GFP_KERNEL)?;
         v.extend_from_slice(wqe::send_inline(b, &hdr).ok_or(EINVAL)?, GFP_KERNEL)?;
         Payload::Inline(v)
     } else {
         let sges = (0..hdr.num_sge).filter_map(|i| wqe::send_sge(b, i));
         // READ and atomic responses land in the local buffers.
-        let need = if hdr.op.needs_response() {
+        let need = if hdr.op.writes_locally() {
             LOCAL_WRITE
         } else {
             0

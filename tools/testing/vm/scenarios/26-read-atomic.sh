@@ -6,7 +6,7 @@
 # drivers must print the same check lines: any difference fails.
 rrxe_and_c_rxe
 ga=$GID_RRXE gb=$GID_RXE
-for t in read_test atomic_test; do
+for t in read_test atomic_test qp_ex_test; do
 	out_r=$(/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/$t.py" rrxe0 "$ga" 2>&1) ||
 		fail "$t on rrxe: $out_r"
 	out_c=$(ip netns exec nsrxe /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/$t.py" rxe0 "$gb" 2>&1) ||

@@ -190,7 +190,7 @@ fn send_one(
     let opcode = request_opcode(qp.qp_type, op, k, w.npkts).ok_or(WcStatus::LocQpOpErr)?;
     let mut ext = ExtHeaders::default();
     // A READ or atomic is one request packet without payload.
-    let (off, len) = if op.needs_response() {
+    let (off, len) = if op.writes_locally() {
         (0, 0)
     } else {
         payload_of(k, w.hdr.length, pmtu)
@@ -216,6 +216,9 @@ fn send_one(
                 w.hdr.compare_add,
                 w.hdr.compare_add,
             ))
+        }
+        SendOp::AtomicWrite => {
+            ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
         }
         _ if k == 0 && op.is_write() => {
             ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));

@@ -319,6 +319,8 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
                 read::replay(qp, r, pkt);
             } else if info.has(flags::ATOMIC) {
                 atomic::replay(qp, r, pkt);
+            } else if info.has(flags::ATOMIC_WRITE) {
+                atomic::replay_write(qp, r, pkt);
             } else {
                 let psn = r.psn.prev();
                 send_ack(qp, r, Syndrome::ack_unlimited(), psn);
@@ -349,11 +351,13 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
         read::execute(qp, r, pkt)
     } else if info.has(flags::ATOMIC) {
         atomic::execute(qp, r, pkt).map(|()| 1)
+    } else if info.has(flags::ATOMIC_WRITE) {
+        atomic::write(qp, r, rx, pkt).map(|()| 1)
     } else {
         Err(Outcome::Fatal {
             code: NakCode::InvalidRequest,
             status: WcStatus::RemInvReqErr,
-            why: "operation not supported by rrxe (FLUSH/ATOMIC WRITE)",
+            why: "operation not supported by rrxe (FLUSH)",
         })
     };
     let psns = match res {
@@ -390,9 +394,11 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
     if info.is_end() {
         r.msn = r.msn.wrapping_add(1);
     }
-    // READs and atomics are answered by their responses, never by an ACK
-    // (which would tell the requester that their responses were lost).
-    if rc && pkt.bth().ack_req() && info.flags() & (flags::READ | flags::ATOMIC) == 0 {
+    // READs, atomics and ATOMIC WRITEs are answered by their responses,
+    // never by an ACK (which would tell the requester that their
+    // responses were lost).
+    let answered = flags::READ | flags::ATOMIC | flags::ATOMIC_WRITE;
+    if rc && pkt.bth().ack_req() && info.flags() & answered == 0 {
         r.ack_due = Some(pkt.psn());
     }
 }

@@ -11,7 +11,8 @@
 //! except at the end (a resent READ's responses start again with FIRST);
 //! its payload goes straight from the skb into the WQE's local buffers.
 //! An atomic acknowledgement writes the original value it carries (in
-//! host byte order, as C rxe) into the WQE's buffer.  A response that
+//! host byte order, as C rxe) into the WQE's buffer.  An ATOMIC WRITE is
+//! acknowledged by a READ RESPONSE ONLY without payload.  A response that
 //! breaks these rules completes the WQE with a bad response error.
 
 use kernel::sync::Arc;
@@ -22,6 +23,7 @@ use crate::proto::cqe::WcStatus;
 use crate::proto::opcode::{RC_RDMA_READ_RESPONSE_LAST, RC_RDMA_READ_RESPONSE_ONLY};
 use crate::proto::psn::Psn;
 use crate::proto::segment::payload_of;
+use crate::proto::wqe::SendOp;
 use crate::proto::Packet;
 use crate::qp::{send::SendSide, Qp};
 use crate::stats::Counter;
@@ -84,7 +86,9 @@ fn progress(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn, last: bool) {
 /// A READ response packet.
 pub(super) fn read(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) {
     let psn = pkt.psn();
-    match fit(qp, s, psn, |w| w.hdr.op.is_read()) {
+    match fit(qp, s, psn, |w| {
+        w.hdr.op.is_read() || w.hdr.op == SendOp::AtomicWrite
+    }) {
         Fit::Expected => {}
         Fit::Gap => return gap_retry(qp, s),
         Fit::Stray => return qp.count(Counter::RcvDropped),
@@ -92,7 +96,12 @@ pub(super) fn read(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
     let pmtu = s.params.pmtu;
     let Some(h) = s.inflight.get(0) else { return };
     let k = h.first_psn.distance_to(psn);
-    let (off, len) = payload_of(k, h.hdr.length, pmtu);
+    // An ATOMIC WRITE is acknowledged by an empty READ RESPONSE ONLY.
+    let (off, len) = if h.hdr.op == SendOp::AtomicWrite {
+        (0, 0)
+    } else {
+        payload_of(k, h.hdr.length, pmtu)
+    };
     let last = k + 1 >= h.npkts;
     let ends = matches!(
         pkt.opcode(),
@@ -101,7 +110,7 @@ pub(super) fn read(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
     if ends != last || pkt.payload_len() != len as usize {
         return bad_response(qp, s, "READ response of the wrong kind or length");
     }
-    if scatter_response(h, off, rx.skb(), rx.payload_offset(pkt), len as usize).is_err() {
+    if len > 0 && scatter_response(h, off, rx.skb(), rx.payload_offset(pkt), len as usize).is_err() {
         s.retire_head(qp, WcStatus::LocProtErr);
         return fail(qp, "READ response for a region deregistered meanwhile");
     }

@@ -9,15 +9,22 @@
 //! answered from the remembered value and never executed again, so an
 //! atomic takes effect exactly once however often it is resent; a
 //! duplicate that is no longer remembered is dropped.
+//!
+//! ATOMIC WRITE (IBTA 1.5): the request's 8 bytes are stored at the
+//! target as one aligned 8-byte store (remote-write right, the address
+//! 8-byte aligned in memory), exactly as they came (no byte swap, as C
+//! rxe), and acknowledged by a READ RESPONSE ONLY without payload; a
+//! duplicate is acknowledged again, not written again.
 
+use super::rx::RxPacket;
 use super::{flush_ack, transmit, Outcome};
 use crate::kapi::rdma::mr::Atomic64Op;
-use crate::mr::{AccessError, REMOTE_ATOMIC};
+use crate::mr::{AccessError, REMOTE_ATOMIC, REMOTE_WRITE};
 use crate::proto::aeth::{Aeth, NakCode, Syndrome};
 use crate::proto::atmack::AtomicAck;
 use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::WcStatus;
-use crate::proto::opcode::{RC_ATOMIC_ACKNOWLEDGE, RC_COMPARE_SWAP};
+use crate::proto::opcode::{RC_ATOMIC_ACKNOWLEDGE, RC_COMPARE_SWAP, RC_RDMA_READ_RESPONSE_ONLY};
 use crate::proto::psn::Psn;
 use crate::proto::resources::Resource;
 use crate::proto::Packet;
@@ -89,6 +96,68 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<(),
     let _ = r.res.insert(Resource::Atomic { psn, orig });
     acknowledge(qp, r, psn, orig);
     Ok(())
+}
+
+/// Sends the empty READ RESPONSE ONLY that acknowledges the ATOMIC WRITE
+/// at `psn`.
+fn acknowledge_write(qp: &Qp, r: &mut RecvSide, psn: Psn) {
+    flush_ack(qp, r);
+    let ext = ExtHeaders {
+        aeth: Some(Aeth::from_syndrome(Syndrome::ack_unlimited(), r.msn)),
+        ..Default::default()
+    };
+    transmit(qp, r, RC_RDMA_READ_RESPONSE_ONLY, psn, &ext);
+}
+
+/// A new ATOMIC WRITE (in sequence): stores its 8 bytes once and
+/// acknowledges it.
+pub(super) fn write(
+    qp: &Qp,
+    r: &mut RecvSide,
+    rx: &RxPacket<'_>,
+    pkt: &Packet<'_>,
+) -> Result<(), Outcome> {
+    let reth = pkt.reth().ok_or(invalid("ATOMIC WRITE without RETH"))?;
+    if r.res.capacity() == 0 {
+        return Err(invalid(
+            "ATOMIC WRITE on a QP without responder resources (max_dest_rd_atomic 0)",
+        ));
+    }
+    let mr = qp
+        .dev
+        .mrs
+        .lookup(reth.rkey())
+        .ok_or(denied("ATOMIC WRITE with an unknown rkey"))?;
+    let off = mr
+        .check(qp.init.pd, reth.va(), ATOMIC_LEN, REMOTE_WRITE)
+        .map_err(|_| denied("ATOMIC WRITE outside the region or its rights"))?;
+    // `proto::validate` checked: exactly 8 bytes of payload, no pad.
+    let mut value = [0u8; 8];
+    rx.skb()
+        .copy_bits(rx.payload_offset(pkt), &mut value)
+        .map_err(|_| invalid("ATOMIC WRITE payload unreadable"))?;
+    mr.atomic(off, Atomic64Op::Store(u64::from_ne_bytes(value)))
+        .map_err(|e| match e {
+            AccessError::Misaligned => invalid("ATOMIC WRITE target not 8-byte aligned in memory"),
+            _ => denied("ATOMIC WRITE on a region deregistered meanwhile"),
+        })?;
+    let psn = pkt.psn();
+    // Cannot fail: the capacity was checked above.
+    let _ = r.res.insert(Resource::Written(psn));
+    acknowledge_write(qp, r, psn);
+    Ok(())
+}
+
+/// A duplicate ATOMIC WRITE: acknowledged again if remembered, else
+/// dropped.
+pub(super) fn replay_write(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) {
+    let psn = pkt.psn();
+    if r.res.written(psn) {
+        qp.count(Counter::AtomicReplays);
+        acknowledge_write(qp, r, psn);
+    } else {
+        qp.count(Counter::RcvDropped);
+    }
 }
 
 /// A duplicate atomic request: answered from the remembered value, or

@@ -210,6 +210,8 @@ pub(crate) enum Atomic64Op {
     CompareSwap { compare: u64, swap: u64 },
     /// Adds (wrapping).
     FetchAdd(u64),
+    /// Stores the value (an ATOMIC WRITE), as one 8-byte store.
+    Store(u64),
 }
 
 impl UserMemory {
@@ -259,6 +261,7 @@ impl UserMemory {
                 }
             }
             Atomic64Op::FetchAdd(v) => a.fetch_add(v as i64, Full),
+            Atomic64Op::Store(v) => a.xchg(v as i64, Full),
         };
         // SAFETY: `va` was mapped above by `kmap_local_page`; nothing maps
         // after it, so the LIFO order holds.

@@ -52,6 +52,8 @@ pub mod wc_opcode {
     pub const COMP_SWAP: u32 = 3;
     /// Atomic fetch-and-add completed.
     pub const FETCH_ADD: u32 = 4;
+    /// ATOMIC WRITE completed.
+    pub const ATOMIC_WRITE: u32 = 9;
     /// A SEND was received.
     pub const RECV: u32 = 128;
     /// An RDMA WRITE with immediate consumed a receive.

@@ -12,7 +12,8 @@
 //!   when the READ first arrived; the entry keeps it.
 //! * A duplicate atomic is answered from the value saved when it was
 //!   executed, never executed twice: the replay cache that makes an
-//!   atomic exactly-once under retransmission.
+//!   atomic exactly-once under retransmission.  A duplicate ATOMIC WRITE
+//!   is acknowledged again without writing.
 //!
 //! The entries form a ring: a new request takes the oldest slot.  A
 //! requester that keeps at most `max_rd_atomic` (<= the responder's
@@ -54,6 +55,9 @@ pub enum Resource<M> {
         /// The value before the operation (what the ACK carries).
         orig: u64,
     },
+    /// An ATOMIC WRITE at this PSN, executed and acknowledged (a duplicate
+    /// is acknowledged again, not executed).
+    Written(Psn),
 }
 
 /// A duplicate READ to execute again.
@@ -143,6 +147,12 @@ impl<M, S: DerefMut<Target = [Option<Resource<M>>]>> Resources<M, S> {
         })
     }
 
+    /// Whether the ATOMIC WRITE at `psn` was executed and is remembered.
+    pub fn written(&self, psn: Psn) -> bool {
+        self.newest_first()
+            .any(|r| matches!(r, Resource::Written(p) if *p == psn))
+    }
+
     /// The READ a duplicate at `psn` asking for `len` bytes at `va`
     /// repeats, if remembered and the request asks for exactly its rest
     /// from `psn` on (path MTU `pmtu`).
@@ -217,6 +227,18 @@ mod tests {
         assert_eq!(r.atomic(Psn::new(10)), None);
         assert_eq!(r.atomic(Psn::new(12)), Some(102));
         assert_eq!(r.capacity(), 2);
+    }
+
+    #[test]
+    fn atomic_writes_are_remembered_by_psn() {
+        let mut r = ring(2);
+        r.insert(Resource::Written(Psn::new(9))).unwrap();
+        assert!(r.written(Psn::new(9)));
+        assert!(!r.written(Psn::new(10)));
+        assert_eq!(r.atomic(Psn::new(9)), None);
+        r.insert(read(10, 1, 0, 8)).unwrap();
+        r.insert(read(11, 1, 0, 8)).unwrap();
+        assert!(!r.written(Psn::new(9)), "overwritten by newer entries");
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
         SendOp::Read => return rc.then_some(RC_RDMA_READ_REQUEST),
         SendOp::CompareSwap => return rc.then_some(RC_COMPARE_SWAP),
         SendOp::FetchAdd => return rc.then_some(RC_FETCH_ADD),
+        SendOp::AtomicWrite => return rc.then_some(RC_ATOMIC_WRITE),
         _ => {}
     }
     let imm = op.has_imm();
@@ -76,7 +77,7 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
 /// PSNs a request of `op` for `len` bytes takes: an atomic one, anything
 /// else one per packet (for READ: per response packet).
 pub const fn psn_span(op: SendOp, len: u32, pmtu: u32) -> u32 {
-    if op.is_atomic() {
+    if op.is_atomic() || matches!(op, SendOp::AtomicWrite) {
         1
     } else {
         packets(len, pmtu)
@@ -176,6 +177,12 @@ mod tests {
         assert_eq!(psn_span(SendOp::Read, 5000, 1024), 5);
         assert_eq!(psn_span(SendOp::Read, 0, 1024), 1);
         assert_eq!(psn_span(SendOp::FetchAdd, 8, 256), 1);
+        assert_eq!(psn_span(SendOp::AtomicWrite, 8, 256), 1);
+        assert_eq!(
+            request_opcode(QpType::Rc, SendOp::AtomicWrite, 0, 1),
+            Some(RC_ATOMIC_WRITE)
+        );
+        assert_eq!(request_opcode(QpType::Uc, SendOp::AtomicWrite, 0, 1), None);
         let ops: [u8; 4] = core::array::from_fn(|j| read_response_opcode(j as u32, 4));
         assert_eq!(
             ops,

@@ -39,6 +39,8 @@ pub mod wr {
     pub const ATOMIC_CMP_AND_SWP: u32 = 5;
     /// Atomic fetch-and-add.
     pub const ATOMIC_FETCH_AND_ADD: u32 = 6;
+    /// ATOMIC WRITE (8 bytes, `ibv_wr_atomic_write`).
+    pub const ATOMIC_WRITE: u32 = 15;
 }
 
 /// `IBV_SEND_*` flags.
@@ -74,6 +76,9 @@ pub enum SendOp {
     CompareSwap,
     /// Atomic fetch-and-add (8 bytes).
     FetchAdd,
+    /// ATOMIC WRITE: 8 bytes placed as one store, acknowledged by an
+    /// empty READ response.
+    AtomicWrite,
 }
 
 impl SendOp {
@@ -87,6 +92,7 @@ impl SendOp {
             wr::RDMA_READ => Some(Self::Read),
             wr::ATOMIC_CMP_AND_SWP => Some(Self::CompareSwap),
             wr::ATOMIC_FETCH_AND_ADD => Some(Self::FetchAdd),
+            wr::ATOMIC_WRITE => Some(Self::AtomicWrite),
             _ => None,
         }
     }
@@ -111,10 +117,14 @@ impl SendOp {
         matches!(self, Self::CompareSwap | Self::FetchAdd)
     }
 
-    /// Completed by a response carrying data (READ, atomics), not by an
-    /// ACK; counts against `max_rd_atomic`, and its local buffers are
-    /// written.
+    /// Completed by its response (READ, atomics, ATOMIC WRITE), not by
+    /// an ACK; counts against `max_rd_atomic`.
     pub const fn needs_response(self) -> bool {
+        self.is_read() || self.is_atomic() || matches!(self, Self::AtomicWrite)
+    }
+
+    /// Writes the response's data into its local buffers (READ, atomics).
+    pub const fn writes_locally(self) -> bool {
         self.is_read() || self.is_atomic()
     }
 
@@ -127,6 +137,7 @@ impl SendOp {
             Self::Read => wc_opcode::RDMA_READ,
             Self::CompareSwap => wc_opcode::COMP_SWAP,
             Self::FetchAdd => wc_opcode::FETCH_ADD,
+            Self::AtomicWrite => wc_opcode::ATOMIC_WRITE,
         }
     }
 }
@@ -251,7 +262,14 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         return Err(err(WqeError::Flags(flags)));
     }
     let room = b.len() - SEND_WQE_HDR;
-    let (num_sge, length) = if flags & send_flags::INLINE != 0 {
+    let (num_sge, length) = if op == SendOp::AtomicWrite {
+        // librxe puts the 8 bytes where the SGEs would be
+        // (`dma.atomic_wr`), with no SGE.
+        if room < ATOMIC_WRITE_LEN as usize {
+            return Err(err(WqeError::Truncated));
+        }
+        (0, ATOMIC_WRITE_LEN)
+    } else if flags & send_flags::INLINE != 0 {
         let len = u32_at(b, SEND_WQE_DMA).ok_or(err(WqeError::Truncated))?;
         if len > max_inline || len as usize > room {
             return Err(err(WqeError::InlineLength(len)));
@@ -276,6 +294,14 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         num_sge,
         length,
     })
+}
+
+/// Bytes an ATOMIC WRITE carries.
+pub const ATOMIC_WRITE_LEN: u32 = 8;
+
+/// The 8 bytes of a decoded ATOMIC WRITE, as the application gave them.
+pub fn atomic_write_value(b: &[u8]) -> Option<[u8; 8]> {
+    b.get(SEND_WQE_HDR..SEND_WQE_HDR + 8)?.try_into().ok()
 }
 
 /// SGE `i` of a decoded send WQE (`i < num_sge`).
@@ -385,6 +411,16 @@ mod tests {
         assert_eq!((h.op, h.rkey, h.length), (SendOp::Read, 0x77, 64));
         assert_eq!((h.compare_add, h.swap), (0, 0));
         assert!(h.op.needs_response() && !h.op.is_atomic());
+        let mut b = send_slot(wr::ATOMIC_WRITE, send_flags::SIGNALED, &[]);
+        b[SEND_WQE_HDR..SEND_WQE_HDR + 8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        let h = decode_send(&b, 1, 0).unwrap();
+        assert_eq!((h.op, h.length, h.num_sge, h.rkey), (SendOp::AtomicWrite, 8, 0, 0x77));
+        assert!(h.op.needs_response() && !h.op.writes_locally());
+        assert_eq!(atomic_write_value(&b), Some([1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(
+            decode_send(&b[..SEND_WQE_HDR + 4], 1, 0),
+            Err((0x1122, WqeError::Truncated))
+        );
         let inline = send_slot(wr::RDMA_READ, send_flags::INLINE, &[]);
         assert_eq!(
             decode_send(&inline, 1, 16),
