@@ -110,7 +110,8 @@ pub(super) fn read(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
     if ends != last || pkt.payload_len() != len as usize {
         return bad_response(qp, s, "READ response of the wrong kind or length");
     }
-    if len > 0 && scatter_response(h, off, rx.skb(), rx.payload_offset(pkt), len as usize).is_err() {
+    if len > 0 && scatter_response(h, off, rx.skb(), rx.payload_offset(pkt), len as usize).is_err()
+    {
         s.retire_head(qp, WcStatus::LocProtErr);
         return fail(qp, "READ response for a region deregistered meanwhile");
     }

@@ -414,7 +414,10 @@ mod tests {
         let mut b = send_slot(wr::ATOMIC_WRITE, send_flags::SIGNALED, &[]);
         b[SEND_WQE_HDR..SEND_WQE_HDR + 8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
         let h = decode_send(&b, 1, 0).unwrap();
-        assert_eq!((h.op, h.length, h.num_sge, h.rkey), (SendOp::AtomicWrite, 8, 0, 0x77));
+        assert_eq!(
+            (h.op, h.length, h.num_sge, h.rkey),
+            (SendOp::AtomicWrite, 8, 0, 0x77)
+        );
         assert!(h.op.needs_response() && !h.op.writes_locally());
         assert_eq!(atomic_write_value(&b), Some([1, 2, 3, 4, 5, 6, 7, 8]));
         assert_eq!(
