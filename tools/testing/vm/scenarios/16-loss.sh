@@ -33,7 +33,7 @@ for pair in "${pairs[@]}"; do
 		fail "$pair: loss test"
 	/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/loss_test.py" \
 		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
-		--phases read,faa --size 1M --bytes "${LOSS_READ_BYTES:-8M}" --window 2 --atomics 200 ||
+		--phases read,faa --size 1M --bytes "${LOSS_READ_BYTES:-4M}" --window 2 --atomics 200 ||
 		fail "$pair: READ/atomic loss test"
 	note "$pair: passed with 5% loss"
 	if [ "$pair" = "rrxe rrxe" ]; then

@@ -39,7 +39,7 @@
 per_round=100000
 rounds=1
 [ "$RRXE_TEST_LEVEL" = full ] && rounds=10
-debug_quick && per_round=20000
+debug_quick && per_round=10000
 seed=${RRXE_FLOOD_SEED:-2011}
 work=/tmp/flood
 rm -rf "$work"

@@ -21,7 +21,7 @@
 #                 rrxe <-> rrxe    rrxe <-> C rxe
 #   release quick   32 MiB           4 MiB (rrxe sends)
 #   release full     1 GiB          64 MiB (each way)
-#   debug quick     16 MiB           - (16-loss pairs them)
+#   debug quick      8 MiB           - (16-loss pairs them)
 #   debug full     256 MiB          16 MiB (each way)
 # (The debug full form stops at 256 MiB: 1 GiB each way would take more
 # than 30 minutes there.)  C rxe as the requester is ~6x slower on this
@@ -48,7 +48,7 @@ timeout=12
 if [ "$RRXE_FLAVOR" = debug ]; then
 	timeout=13
 	if [ "$RRXE_TEST_LEVEL" = full ]; then bytes=256M rxe_bytes=16M rxe_pairs=("rrxe rxe" "rxe rrxe")
-	else bytes=16M rxe_bytes=0 rxe_pairs=(); fi
+	else bytes=8M rxe_bytes=0 rxe_pairs=(); fi
 else
 	if [ "$RRXE_TEST_LEVEL" = full ]; then bytes=1G rxe_bytes=64M rxe_pairs=("rrxe rxe" "rxe rrxe")
 	else bytes=32M rxe_bytes=4M rxe_pairs=("rrxe rxe"); fi

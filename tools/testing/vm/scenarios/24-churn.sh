@@ -22,7 +22,7 @@
 #     module refcount 0 after a reload, rmmod succeeds.
 # Cycles per churn process: 100 (quick), 1000 (full); CHURN_CYCLES
 # overrides.  Processes: 4 (2 per device).  The debug kernel's quick run
-# (make test) runs 10 cycles per process and leaves out 2b (the path of
+# (make test) runs 6 cycles per process and leaves out 2b (the path of
 # 2a with a process exit) and 3a (netdev deletion under traffic, which
 # 15-disruption covers on release; 06-teardown and 07-races delete
 # netdevs on debug), for about 150 s; it also stands in for 15-disruption
@@ -33,7 +33,7 @@
 CHURN="/usr/bin/python3 $RRXE_TOP/tools/testing/vm/churn.py"
 cycles=100
 [ "$RRXE_TEST_LEVEL" = full ] && cycles=1000
-debug_quick && cycles=10
+debug_quick && cycles=6
 cycles=${CHURN_CYCLES:-$cycles}
 W=/tmp/churn
 rm -rf $W
