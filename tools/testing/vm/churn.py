@@ -32,14 +32,15 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
+
+import verbs_util  # noqa: E402 (tools/testing/vm, the script's directory)
 
 RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 
@@ -48,32 +49,8 @@ class DataError(Exception):
     pass
 
 
-def connect(qp, gidx, dgid, dqpn, mtu=e.IBV_MTU_1024, timeout=14):
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_INIT
-    a.pkey_index = 0
-    a.port_num = 1
-    a.qp_access_flags = RW
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_RTR
-    a.path_mtu = mtu
-    a.dest_qp_num = dqpn
-    a.rq_psn = 0
-    a.max_dest_rd_atomic = 1
-    a.min_rnr_timer = 1
-    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=dgid, sgid_index=gidx, hop_limit=64), is_global=1, port_num=1)
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
-              | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_RTS
-    a.timeout = timeout
-    a.retry_cnt = 7
-    a.rnr_retry = 7
-    a.sq_psn = 0
-    a.max_rd_atomic = 1
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
-              | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+def connect(qp, gidx, dgid, dqpn):
+    verbs_util.connect(qp, dqpn, dgid, gidx, RW, retry_cnt=7)
 
 
 POLL_TIMEOUT = 20.0

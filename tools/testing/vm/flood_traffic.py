@@ -20,13 +20,14 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
+
+import verbs_util  # noqa: E402 (tools/testing/vm, the script's directory)
 
 dev_a, gidx_a, dev_b, gidx_b = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 info, stop = sys.argv[5], sys.argv[6]
@@ -61,32 +62,8 @@ class End:
                                                   max_recv_sge=1)))
 
     def connect(self, peer):
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_INIT
-        a.pkey_index = 0
-        a.port_num = 1
-        a.qp_access_flags = RW
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_RTR
-        a.path_mtu = e.IBV_MTU_1024
-        a.dest_qp_num = peer.qp.qp_num
-        a.rq_psn = PSN
-        a.max_dest_rd_atomic = 1
-        a.min_rnr_timer = 1
-        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=peer.dev.gid, sgid_index=self.dev.gidx, hop_limit=64),
-                           is_global=1, port_num=1)
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
-                       | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_RTS
-        a.timeout = 12
-        a.retry_cnt = 7
-        a.rnr_retry = 7
-        a.sq_psn = PSN
-        a.max_rd_atomic = 1
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
-                       | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+        verbs_util.connect(self.qp, peer.qp.qp_num, peer.dev.gid, self.dev.gidx, RW, psn=PSN, peer_psn=PSN,
+                           timeout=12, retry_cnt=7)
 
 
 def poll(cq, what, timeout=60.0):

@@ -28,14 +28,15 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
+
+import verbs_util  # noqa: E402 (tools/testing/vm, the script's directory)
 
 RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 
@@ -59,29 +60,7 @@ def rc_qp(pd, cq, send_wr=4):
 
 
 def connect(qp, gidx, peer_qpn, peer_gid):
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_INIT
-    a.pkey_index = 0
-    a.port_num = 1
-    a.qp_access_flags = RW
-    qp.to_init(a)
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_RTR
-    a.path_mtu = e.IBV_MTU_1024
-    a.dest_qp_num = peer_qpn
-    a.rq_psn = 0
-    a.max_dest_rd_atomic = 1
-    a.min_rnr_timer = 1
-    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=peer_gid, sgid_index=gidx), is_global=1, port_num=1)
-    qp.to_rtr(a)
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_RTS
-    a.timeout = 14
-    a.retry_cnt = 7
-    a.rnr_retry = 7
-    a.sq_psn = 0
-    a.max_rd_atomic = 1
-    qp.to_rts(a)
+    verbs_util.connect(qp, peer_qpn, peer_gid, gidx, RW, retry_cnt=7)
 
 
 def dereg_write(dev_a, gidx_a, dev_b, gidx_b, size):
