@@ -50,6 +50,11 @@ mkdir -p "$RRXE_OUT"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null ||
 		die "apt-get install python3-matplotlib failed"
 }
-VM_TIMEOUT=${VM_TIMEOUT:-7200} bash "$top/scripts/vm-run.sh" "ROUNDS=${ROUNDS:-5} bash tools/testing/vm/bench-vm.sh" |
+# ROUNDS, BW_SIZES, BENCH_MTUS and LAT_ITERS (see bench-vm.sh) pass into the VM.
+vm_env="ROUNDS=${ROUNDS:-5}"
+for v in BW_SIZES BENCH_MTUS LAT_ITERS; do
+	if [ -n "${!v:-}" ]; then vm_env+=" $v='${!v}'"; fi
+done
+VM_TIMEOUT=${VM_TIMEOUT:-7200} bash "$top/scripts/vm-run.sh" "$vm_env bash tools/testing/vm/bench-vm.sh" |
 	tee "$out/vm-raw.txt" | grep -E '^(bench|memcpy)' || true
 /usr/bin/python3 "$top/tools/testing/bench-report.py" "$out/vm-raw.txt" "$out/vm.txt" "$out/bandwidth.png"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host tests: `cargo test` of the no_std protocol core (unit, property,
-# known-answer and corpus-regression tests), and the scripts' failure
-# reporting (setup-test.sh).  Writes HOST_PASS/HOST_FAIL to
+# known-answer and corpus-regression tests) and of roce-flood (the attack
+# tests' packet generator and its per-packet model), and the scripts'
+# failure reporting (setup-test.sh).  Writes HOST_PASS/HOST_FAIL to
 # $RRXE_OUT/host.counts.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -11,8 +12,12 @@ export PATH="$HOME/.cargo/bin:$PATH"
 crate="$top/drivers/infiniband/sw/rrxe/proto"
 log="$RRXE_OUT/host.log"
 (cd "$crate" && cargo test --offline -j"$(nproc)" 2>&1 || cargo test -j"$(nproc)" 2>&1) | tee "$log" |
-	grep -E "^test result:|^error|panicked|FAILED" 
+	grep -E "^test result:|^error|panicked|FAILED"
 rc=${PIPESTATUS[0]}
+flood="$top/tools/testing/roce-flood"
+(cd "$flood" && cargo test --offline -j"$(nproc)" 2>&1 || cargo test -j"$(nproc)" 2>&1) | tee -a "$log" |
+	grep -E "^test result:|^error|panicked|FAILED"
+[ "${PIPESTATUS[0]}" = 0 ] || rc=1
 pass=$(awk '/^test result:/ {for (i=1;i<=NF;i++) if ($i ~ /^passed;?$/) s+=$(i-1)} END {print s+0}' "$log")
 fail=$(awk '/^test result:/ {for (i=1;i<=NF;i++) if ($i ~ /^failed;?$/) s+=$(i-1)} END {print s+0}' "$log")
 if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then fail=1; echo "host: cargo test failed to run (see $log)" >&2; fi
