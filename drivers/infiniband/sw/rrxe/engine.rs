@@ -57,7 +57,8 @@ use kernel::{
 };
 
 use crate::kapi::workqueue::{OwnedQueue, QueueSlot, SlotGuard, MAX_ACTIVE};
-use crate::qp::Qp;
+use crate::proto::cqe::WcStatus;
+use crate::qp::{send::SendSide, Qp};
 
 /// Steps a task run takes before it yields the worker.
 pub(crate) const BUDGET: u32 = 1024;
@@ -106,6 +107,15 @@ pub(crate) fn fail(qp: &Arc<Qp>, why: &str) {
     }
     schedule_send(qp);
     schedule_recv(qp);
+}
+
+/// A fatal error of the oldest send WQE: the QP enters the error state
+/// (`fail`), then the WQE completes with `status`, so that a consumer who
+/// sees the error completion finds the QP in the error state (IBTA); the
+/// caller holds the send side `s`.
+pub(crate) fn fail_head(qp: &Arc<Qp>, s: &mut SendSide, status: WcStatus, why: &str) {
+    fail(qp, why);
+    s.retire_head(qp, status);
 }
 
 /// Arms `qp`'s timer to fire `after` from now (the caller holds the send

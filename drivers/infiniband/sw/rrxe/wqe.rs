@@ -329,6 +329,22 @@ pub(crate) struct RecvWqe {
     pub(crate) received: u32,
 }
 
+impl RecvWqe {
+    /// The stand-in for receive WQE `wr_id` that could not be taken (it
+    /// is completed in error, with no buffer).
+    pub(crate) fn failed(wr_id: u64) -> Self {
+        Self {
+            hdr: RecvWqeHdr {
+                wr_id,
+                num_sge: 0,
+                length: 0,
+            },
+            segs: KVec::new(),
+            received: 0,
+        }
+    }
+}
+
 /// A receive WQE that could not be taken: complete it in error.
 pub(crate) struct BadRecv {
     pub(crate) wr_id: u64,

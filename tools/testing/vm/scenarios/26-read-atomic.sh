@@ -13,7 +13,9 @@ for t in read_test atomic_test qp_ex_test; do
 		fail "$t on C rxe: $out_c"
 	echo "$out_r"
 	if [ "$out_r" != "$out_c" ]; then
-		diff <(echo "$out_r") <(echo "$out_c") | sed 's/^/  # /'
+		echo "$out_r" >/tmp/$t-rrxe.txt
+		echo "$out_c" >/tmp/$t-rxe.txt
+		diff /tmp/$t-rrxe.txt /tmp/$t-rxe.txt | sed 's/^/  # /'
 		fail "$t: rrxe and C rxe differ (above: < rrxe, > C rxe)"
 	fi
 	note "$t: $(echo "$out_r" | grep -c '^ok:') checks, identical on rrxe and C rxe"

@@ -19,7 +19,7 @@
 
 use kernel::{sync::Arc, time::Delta};
 
-use super::fail;
+use super::fail_head;
 use super::requester::{arm_retransmit, set_timer};
 use super::rx::{self, RxPacket};
 use crate::kapi::net::skb::SkBuff;
@@ -150,8 +150,7 @@ fn retry(qp: &Arc<Qp>, s: &mut SendSide) {
     }
     if s.retry_left == 0 {
         qp.count(Counter::RetryExceeded);
-        s.retire_head(qp, WcStatus::RetryExcErr);
-        fail(qp, "transport retries exhausted");
+        fail_head(qp, s, WcStatus::RetryExcErr, "transport retries exhausted");
         return;
     }
     s.retry_left -= 1;
@@ -195,8 +194,7 @@ fn handle_response(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
 /// A malformed response for the oldest WQE: it completes with a bad
 /// response error and the QP goes to the error state.
 fn bad_response(qp: &Arc<Qp>, s: &mut SendSide, why: &str) {
-    s.retire_head(qp, WcStatus::BadRespErr);
-    fail(qp, why);
+    fail_head(qp, s, WcStatus::BadRespErr, why);
 }
 
 fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
@@ -211,8 +209,7 @@ fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
             ack_through(qp, s, psn.prev());
             if s.rnr_left == 0 {
                 qp.count(Counter::RnrRetryExceeded);
-                s.retire_head(qp, WcStatus::RnrRetryExcErr);
-                fail(qp, "RNR retries exhausted");
+                fail_head(qp, s, WcStatus::RnrRetryExcErr, "RNR retries exhausted");
                 return;
             }
             if s.rnr_left != RNR_INFINITE {
@@ -239,8 +236,7 @@ fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
                 NakCode::RemoteOperationalError => WcStatus::RemOpErr,
                 _ => WcStatus::RemInvReqErr,
             };
-            s.retire_head(qp, status);
-            fail(qp, "the responder NAKed a request");
+            fail_head(qp, s, status, "the responder NAKed a request");
         }
         Syndrome::NakReserved(_) | Syndrome::Reserved(_) => qp.count(Counter::RcvDropped),
     }

@@ -20,8 +20,8 @@
 
 use kernel::{prelude::*, sync::Arc, time::Delta};
 
-use super::fail;
 use super::send::{deliver_sent, Step};
+use super::{fail, fail_head};
 use crate::proto::atmeth::AtomicEth;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
@@ -107,8 +107,7 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     }
     if qp.qp_type == QpType::Ud {
         if fetch(qp, s) {
-            s.retire_head(qp, WcStatus::LocQpOpErr);
-            fail(qp, "UD sends are not implemented");
+            fail_head(qp, s, WcStatus::LocQpOpErr, "UD sends are not implemented");
             return Step::Progress;
         }
         return Step::Idle;
@@ -126,8 +125,7 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     if let Some(status) = w.error {
         // Completed in order: once everything before it is retired.
         if idx == 0 {
-            s.retire_head(qp, status);
-            fail(qp, "malformed send WQE");
+            fail_head(qp, s, status, "malformed send WQE");
             return Step::Progress;
         }
         return Step::Idle;
@@ -161,8 +159,7 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
                 w.error = Some(status);
             }
             if idx == 0 {
-                s.retire_head(qp, status);
-                fail(qp, "local access error on a send WQE");
+                fail_head(qp, s, status, "local access error on a send WQE");
             }
             Step::Progress
         }

@@ -115,16 +115,9 @@ fn take_recv(qp: &Qp, r: &mut RecvSide) -> Result<(), Outcome> {
             Ok(())
         }
         Ok(Err(bad)) => {
-            let cqe = Cqe {
-                wr_id: bad.wr_id,
-                status: bad.status,
-                opcode: wc_opcode::RECV,
-                byte_len: 0,
-                imm: None,
-                qp_num: qp.qpn,
-                src_qp: 0,
-            };
-            r.complete(qp, &cqe, false);
+            // Completed in error by `fail_request`, after the QP entered
+            // the error state.
+            r.wqe = Some(crate::wqe::RecvWqe::failed(bad.wr_id));
             Err(Outcome::Fatal {
                 code: NakCode::RemoteOperationalError,
                 status: bad.status,
@@ -302,10 +295,12 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
                     }
                 }
                 Disposition::Nak { code, fatal } => {
-                    send_ack(qp, r, Syndrome::Nak(code), pkt.psn());
+                    // The QP is in the error state before the requester
+                    // can see the NAK.
                     if fatal {
                         fail_request(qp, r, WcStatus::RemInvReqErr, "invalid request");
                     }
+                    send_ack(qp, r, Syndrome::Nak(code), pkt.psn());
                 }
             }
             return;
@@ -374,8 +369,10 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             return;
         }
         Err(Outcome::Fatal { code, status, why }) => {
-            // UC has no NAKs: complete the receive in error, drop the rest
-            // of the message.
+            // The QP enters the error state (and the receive in progress
+            // completes in error) before the requester can see the NAK.
+            // UC has no NAKs: the rest of the message is dropped.
+            fail_request(qp, r, status, why);
             if rc {
                 send_ack(qp, r, Syndrome::Nak(code), pkt.psn());
                 // IBTA C9-222.1: an rkey violation that no receive WQE
@@ -385,7 +382,6 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
                     qp.raise(QpEvent::AccessErr);
                 }
             }
-            fail_request(qp, r, status, why);
             return;
         }
     };
@@ -403,9 +399,11 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
     }
 }
 
-/// A request failed fatally: the receive WQE in progress completes with
-/// `status`, then the QP goes to the error state.
+/// A request failed fatally: the QP goes to the error state, then the
+/// receive WQE in progress completes with `status` (so a consumer who
+/// sees that completion finds the QP in the error state).
 fn fail_request(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
+    fail(qp, why);
     if let Some(w) = r.wqe.take() {
         let cqe = Cqe {
             wr_id: w.hdr.wr_id,
@@ -418,5 +416,4 @@ fn fail_request(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
         };
         r.complete(qp, &cqe, false);
     }
-    fail(qp, why);
 }

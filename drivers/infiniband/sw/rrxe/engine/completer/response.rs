@@ -17,8 +17,9 @@
 
 use kernel::sync::Arc;
 
+use super::super::fail_head;
 use super::super::rx::RxPacket;
-use super::{bad_response, fail, gap_retry, rearm, resume_at_comp, retire_acked};
+use super::{bad_response, gap_retry, rearm, resume_at_comp, retire_acked};
 use crate::proto::cqe::WcStatus;
 use crate::proto::opcode::{RC_RDMA_READ_RESPONSE_LAST, RC_RDMA_READ_RESPONSE_ONLY};
 use crate::proto::psn::Psn;
@@ -112,8 +113,12 @@ pub(super) fn read(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
     }
     if len > 0 && scatter_response(h, off, rx.skb(), rx.payload_offset(pkt), len as usize).is_err()
     {
-        s.retire_head(qp, WcStatus::LocProtErr);
-        return fail(qp, "READ response for a region deregistered meanwhile");
+        return fail_head(
+            qp,
+            s,
+            WcStatus::LocProtErr,
+            "READ response for a region deregistered meanwhile",
+        );
     }
     progress(qp, s, psn, last);
 }
@@ -131,8 +136,12 @@ pub(super) fn atomic(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
     };
     let Some(h) = s.inflight.get(0) else { return };
     if write_response(h, &ack.orig().to_ne_bytes()).is_err() {
-        s.retire_head(qp, WcStatus::LocProtErr);
-        return fail(qp, "atomic result for a region deregistered meanwhile");
+        return fail_head(
+            qp,
+            s,
+            WcStatus::LocProtErr,
+            "atomic result for a region deregistered meanwhile",
+        );
     }
     progress(qp, s, psn, true);
 }

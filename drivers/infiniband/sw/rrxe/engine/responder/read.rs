@@ -175,13 +175,13 @@ pub(crate) fn reply_step(qp: &Arc<Qp>, r: &mut RecvSide) {
         // The region went away under the READ (deregistered).
         Err(TxError::Fill(_)) => {
             r.reply = None;
-            send_ack(qp, r, Syndrome::Nak(NakCode::RemoteAccessError), psn);
             super::fail_request(
                 qp,
                 r,
                 WcStatus::LocAccessErr,
                 "READ from a region deregistered meanwhile",
             );
+            send_ack(qp, r, Syndrome::Nak(NakCode::RemoteAccessError), psn);
             return;
         }
         // No route or memory: a lost packet; the requester resends.
