@@ -9,9 +9,10 @@ ga=$GID_RRXE gb=$GID_RXE
 for t in read_test atomic_test qp_ex_test; do
 	out_r=$(/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/$t.py" rrxe0 "$ga" 2>&1) ||
 		fail "$t on rrxe: $out_r"
+	echo "$out_r"
+	c_rxe_half || continue
 	out_c=$(ip netns exec nsrxe /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/$t.py" rxe0 "$gb" 2>&1) ||
 		fail "$t on C rxe: $out_c"
-	echo "$out_r"
 	if [ "$out_r" != "$out_c" ]; then
 		echo "$out_r" >/tmp/$t-rrxe.txt
 		echo "$out_c" >/tmp/$t-rxe.txt
