@@ -42,18 +42,18 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
+
+import verbs_util  # tools/testing/vm, the script's directory
 
 RW = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
       | e.IBV_ACCESS_REMOTE_ATOMIC)
-MTUS = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024, 2048: e.IBV_MTU_2048,
-        4096: e.IBV_MTU_4096}
+MTUS = verbs_util.MTUS
 PHASE = {"send": 1, "write": 2, "read": 3, "faa": 4}
 
 
@@ -123,32 +123,9 @@ class End:
             self.connect_qp(me, other)
 
     def connect_qp(self, qp, peer_qp):
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_INIT
-        a.pkey_index = 0
-        a.port_num = 1
-        a.qp_access_flags = RW
-        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_RTR
-        a.path_mtu = MTUS[args.mtu]
-        a.dest_qp_num = peer_qp.qp_num
-        a.rq_psn = 100
-        a.max_dest_rd_atomic = RD_ATOMIC
-        a.min_rnr_timer = 1
-        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=self.peer_gid, sgid_index=self.gidx, hop_limit=64), is_global=1,
-                           port_num=1)
-        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
-                       | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-        a = QPAttr()
-        a.qp_state = e.IBV_QPS_RTS
-        a.timeout = args.timeout
-        a.retry_cnt = 7
-        a.rnr_retry = 7
-        a.sq_psn = 100
-        a.max_rd_atomic = RD_ATOMIC
-        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
-                       | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+        verbs_util.connect(qp, peer_qp.qp_num, self.peer_gid, self.gidx, RW, mtu=args.mtu, psn=100,
+                           peer_psn=100, timeout=args.timeout, retry_cnt=7, max_rd_atomic=RD_ATOMIC,
+                           max_dest_rd_atomic=RD_ATOMIC)
 
 
 def qp_state(end):

@@ -22,7 +22,7 @@ use super::fail;
 use super::rx::{self, RxPacket};
 use crate::kapi::net::skb::SkBuff;
 use crate::kapi::rdma::event::QpEvent;
-use crate::mr::{AccessError, REMOTE_WRITE};
+use crate::mr::{AccessError, MrState, REMOTE_WRITE};
 use crate::proto::aeth::{Aeth, NakCode, RnrTimer, Syndrome};
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
@@ -55,6 +55,37 @@ enum Outcome {
         status: WcStatus,
         why: &'static str,
     },
+}
+
+/// The rkey checks of a remote access, refused with a remote access
+/// error: a message for an unknown key and one for a range or right the
+/// region does not give.
+struct Denial {
+    unknown: &'static str,
+    outside: &'static str,
+}
+
+/// The region a request names by `rkey`, if the key is current, the
+/// region in the QP's PD allows `access` and contains `[va, va + len)`;
+/// with the offset of `va` in it.
+fn remote_region(
+    qp: &Qp,
+    rkey: u32,
+    va: u64,
+    len: u64,
+    access: u32,
+    d: Denial,
+) -> Result<(Arc<MrState>, usize), Outcome> {
+    let denied = |why| Outcome::Fatal {
+        code: NakCode::RemoteAccessError,
+        status: WcStatus::LocAccessErr,
+        why,
+    };
+    let mr = qp.dev.mrs.lookup(rkey).ok_or(denied(d.unknown))?;
+    let off = mr
+        .check(qp.init.pd, va, len, access)
+        .map_err(|_| denied(d.outside))?;
+    Ok((mr, off))
 }
 
 /// Sends the coalesced ACK, if one is owed (see `RecvSide::ack_due`).
@@ -197,14 +228,17 @@ fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> R
         let (mr, off) = if total == 0 {
             (None, 0)
         } else {
-            let mr = qp
-                .dev
-                .mrs
-                .lookup(reth.rkey())
-                .ok_or(denied("WRITE with an unknown rkey"))?;
-            let off = mr
-                .check(qp.init.pd, reth.va(), u64::from(total), REMOTE_WRITE)
-                .map_err(|_| denied("WRITE outside the region or its rights"))?;
+            let (mr, off) = remote_region(
+                qp,
+                reth.rkey(),
+                reth.va(),
+                u64::from(total),
+                REMOTE_WRITE,
+                Denial {
+                    unknown: "WRITE with an unknown rkey",
+                    outside: "WRITE outside the region or its rights",
+                },
+            )?;
             (Some(mr), off)
         };
         r.write = Some(WriteTarget {

@@ -17,7 +17,7 @@
 //! duplicate is acknowledged again, not written again.
 
 use super::rx::RxPacket;
-use super::{flush_ack, transmit, Outcome};
+use super::{flush_ack, remote_region, transmit, Denial, Outcome};
 use crate::kapi::rdma::mr::Atomic64Op;
 use crate::mr::{AccessError, REMOTE_ATOMIC, REMOTE_WRITE};
 use crate::proto::aeth::{Aeth, NakCode, Syndrome};
@@ -70,14 +70,17 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<(),
             "atomic on a QP without responder resources (max_dest_rd_atomic 0)",
         ));
     }
-    let mr = qp
-        .dev
-        .mrs
-        .lookup(a.rkey())
-        .ok_or(denied("atomic with an unknown rkey"))?;
-    let off = mr
-        .check(qp.init.pd, a.va(), ATOMIC_LEN, REMOTE_ATOMIC)
-        .map_err(|_| denied("atomic outside the region or its rights"))?;
+    let (mr, off) = remote_region(
+        qp,
+        a.rkey(),
+        a.va(),
+        ATOMIC_LEN,
+        REMOTE_ATOMIC,
+        Denial {
+            unknown: "atomic with an unknown rkey",
+            outside: "atomic outside the region or its rights",
+        },
+    )?;
     let op = if pkt.opcode() == RC_COMPARE_SWAP {
         Atomic64Op::CompareSwap {
             compare: a.comp(),
@@ -123,14 +126,17 @@ pub(super) fn write(
             "ATOMIC WRITE on a QP without responder resources (max_dest_rd_atomic 0)",
         ));
     }
-    let mr = qp
-        .dev
-        .mrs
-        .lookup(reth.rkey())
-        .ok_or(denied("ATOMIC WRITE with an unknown rkey"))?;
-    let off = mr
-        .check(qp.init.pd, reth.va(), ATOMIC_LEN, REMOTE_WRITE)
-        .map_err(|_| denied("ATOMIC WRITE outside the region or its rights"))?;
+    let (mr, off) = remote_region(
+        qp,
+        reth.rkey(),
+        reth.va(),
+        ATOMIC_LEN,
+        REMOTE_WRITE,
+        Denial {
+            unknown: "ATOMIC WRITE with an unknown rkey",
+            outside: "ATOMIC WRITE outside the region or its rights",
+        },
+    )?;
     // `proto::validate` checked: exactly 8 bytes of payload, no pad.
     let mut value = [0u8; 8];
     rx.skb()

@@ -21,7 +21,7 @@
 
 use kernel::sync::Arc;
 
-use super::{flush_ack, send_ack, Outcome};
+use super::{flush_ack, remote_region, send_ack, Denial, Outcome};
 use crate::kapi::net::skb::SkBuff;
 use crate::mr::REMOTE_READ;
 use crate::proto::aeth::{Aeth, NakCode, Syndrome};
@@ -55,14 +55,17 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<u32
     let target = if len == 0 {
         ReadTarget { mr: None, off: 0 }
     } else {
-        let mr = qp
-            .dev
-            .mrs
-            .lookup(reth.rkey())
-            .ok_or(denied("READ with an unknown rkey"))?;
-        let off = mr
-            .check(qp.init.pd, reth.va(), u64::from(len), REMOTE_READ)
-            .map_err(|_| denied("READ outside the region or its rights"))?;
+        let (mr, off) = remote_region(
+            qp,
+            reth.rkey(),
+            reth.va(),
+            u64::from(len),
+            REMOTE_READ,
+            Denial {
+                unknown: "READ with an unknown rkey",
+                outside: "READ outside the region or its rights",
+            },
+        )?;
         ReadTarget { mr: Some(mr), off }
     };
     let npkts = packets(len, r.params.pmtu);
