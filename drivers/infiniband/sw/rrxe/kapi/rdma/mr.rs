@@ -249,10 +249,9 @@ impl UserMemory {
         // SAFETY: `in_pg + 8 <= PAGE_SIZE` (8-aligned offset in the page),
         // so the pointer stays inside the mapped page.
         let p = unsafe { va.add(in_pg) }.cast::<i64>();
-        // SAFETY: `p` is 8-byte aligned, valid for the mapping's lifetime,
-        // and every kernel access to it through this function is atomic
-        // (user space may access it concurrently, which the LKMM allows
-        // for memory shared with user space).
+        // Every kernel access to the value goes through this atomic; user
+        // space may access it concurrently (memory shared with user space).
+        // SAFETY: `p` is 8-byte aligned and valid while the page is mapped.
         let a = unsafe { Atomic::<i64>::from_ptr(p) };
         let old = match op {
             Atomic64Op::CompareSwap { compare, swap } => {
