@@ -58,12 +58,29 @@ fn retire_acked(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) {
             to = h.first_psn;
         }
     }
+    advance_comp(s, to);
+}
+
+/// Progress: the oldest unacknowledged PSN moves on to `to` (if later),
+/// which renews the retry budgets and ends the current gap.
+fn advance_comp(s: &mut SendSide, to: Psn) {
     if to.compare(s.comp_psn) > 0 {
         s.comp_psn = to;
         s.retry_left = s.params.retry_cnt;
         s.rnr_left = s.params.rnr_retry;
         s.gap_retry_at = None;
     }
+}
+
+/// After acknowledgements were taken: resume sending after what they
+/// cover if a rewind had gone back further (an ACK of packets sent before
+/// the rewind may cover more than the current pass has resent), and set
+/// the timer.
+fn settle(qp: &Arc<Qp>, s: &mut SendSide) {
+    if s.comp_psn.compare(s.psn) > 0 {
+        resume_at_comp(s);
+    }
+    rearm(qp, s);
 }
 
 /// Whether the oldest WQE waits for a response that the responder has
@@ -111,12 +128,7 @@ fn ack_through(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) -> bool {
         gap_retry(qp, s);
         return true;
     }
-    // After a rewind, an ACK of packets sent before it may cover more than
-    // the current pass has resent: resume after what it covers.
-    if s.comp_psn.compare(s.psn) > 0 {
-        resume_at_comp(s);
-    }
-    rearm(qp, s);
+    settle(qp, s);
     false
 }
 

@@ -19,7 +19,7 @@ use kernel::sync::Arc;
 
 use super::super::fail_head;
 use super::super::rx::RxPacket;
-use super::{bad_response, gap_retry, rearm, resume_at_comp, retire_acked};
+use super::{advance_comp, bad_response, gap_retry, retire_acked, settle};
 use crate::proto::cqe::WcStatus;
 use crate::proto::opcode::{RC_RDMA_READ_RESPONSE_LAST, RC_RDMA_READ_RESPONSE_ONLY};
 use crate::proto::psn::Psn;
@@ -71,17 +71,12 @@ fn fit(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn, is_for: fn(&SendWqe) -> bool) -
 /// The response at `psn` arrived: the oldest WQE moves on, and completes
 /// if `last`.
 fn progress(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn, last: bool) {
-    s.comp_psn = psn.next();
-    s.retry_left = s.params.retry_cnt;
-    s.rnr_left = s.params.rnr_retry;
-    s.gap_retry_at = None;
+    // `fit` made `psn` the oldest unacknowledged PSN: this moves it on.
+    advance_comp(s, psn.next());
     if last {
         s.retire_head(qp, WcStatus::Success);
     }
-    if s.comp_psn.compare(s.psn) > 0 {
-        resume_at_comp(s);
-    }
-    rearm(qp, s);
+    settle(qp, s);
 }
 
 /// A READ response packet.
