@@ -199,7 +199,7 @@ pub(crate) fn fetch_send(
         } else {
             0
         };
-        if hdr.op.is_atomic() && hdr.length < ATOMIC_LEN {
+        if hdr.op.is_atomic() && hdr.length < wqe::ATOMIC_LEN {
             let mut w = failed_send(hdr.wr_id, WcStatus::LocLenErr);
             w.hdr = hdr;
             return Ok(w);
@@ -283,9 +283,6 @@ pub(crate) fn gather(
     }
 }
 
-/// Bytes an atomic returns into the local buffer.
-pub(crate) const ATOMIC_LEN: u32 = 8;
-
 /// Copies `n` bytes of a READ response in `skb` at `skb_off` into the
 /// local buffers of READ WQE `w`, at message offset `at`.
 pub(crate) fn scatter_response(
@@ -298,8 +295,20 @@ pub(crate) fn scatter_response(
     let Payload::Segments(segs) = &w.payload else {
         return Err(AccessError::Access);
     };
+    copy_from_skb(segs, at as usize, skb, skb_off, n)
+}
+
+/// Copies `n` bytes of `skb` at `skb_off` into `segs` from message offset
+/// `at` (straight into the pinned pages).
+fn copy_from_skb(
+    segs: &[Segment],
+    at: usize,
+    skb: &SkBuff,
+    skb_off: usize,
+    n: usize,
+) -> core::result::Result<(), AccessError> {
     let mut pos = skb_off;
-    walk(segs, at as usize, n, |seg, off, len| {
+    walk(segs, at, n, |seg, off, len| {
         seg.mr.write_from_skb(off, skb, pos, len)?;
         pos += len;
         Ok(())
@@ -402,12 +411,7 @@ pub(crate) fn scatter(
     if end > r.hdr.length as usize {
         return Err(AccessError::Range);
     }
-    let mut pos = skb_off;
-    walk(&r.segs, r.received as usize, n, |seg, off, len| {
-        seg.mr.write_from_skb(off, skb, pos, len)?;
-        pos += len;
-        Ok(())
-    })?;
+    copy_from_skb(&r.segs, r.received as usize, skb, skb_off, n)?;
     r.received = end as u32;
     Ok(())
 }

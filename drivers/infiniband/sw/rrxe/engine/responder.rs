@@ -57,6 +57,28 @@ enum Outcome {
     },
 }
 
+impl Outcome {
+    /// A remote access the responder refuses (rkey, range, rights): NAK
+    /// Remote Access Error.
+    fn denied(why: &'static str) -> Self {
+        Self::Fatal {
+            code: NakCode::RemoteAccessError,
+            status: WcStatus::LocAccessErr,
+            why,
+        }
+    }
+
+    /// A request the responder cannot carry out as sent: NAK Invalid
+    /// Request.
+    fn invalid(why: &'static str) -> Self {
+        Self::Fatal {
+            code: NakCode::InvalidRequest,
+            status: WcStatus::RemInvReqErr,
+            why,
+        }
+    }
+}
+
 /// The rkey checks of a remote access, refused with a remote access
 /// error: a message for an unknown key and one for a range or right the
 /// region does not give.
@@ -76,15 +98,10 @@ fn remote_region(
     access: u32,
     d: Denial,
 ) -> Result<(Arc<MrState>, usize), Outcome> {
-    let denied = |why| Outcome::Fatal {
-        code: NakCode::RemoteAccessError,
-        status: WcStatus::LocAccessErr,
-        why,
-    };
-    let mr = qp.dev.mrs.lookup(rkey).ok_or(denied(d.unknown))?;
+    let mr = qp.dev.mrs.lookup(rkey).ok_or(Outcome::denied(d.unknown))?;
     let off = mr
         .check(qp.init.pd, va, len, access)
-        .map_err(|_| denied(d.outside))?;
+        .map_err(|_| Outcome::denied(d.outside))?;
     Ok((mr, off))
 }
 
@@ -202,11 +219,10 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Re
             w.received = 0;
         }
     }
-    let w = r.wqe.as_mut().ok_or(Outcome::Fatal {
-        code: NakCode::InvalidRequest,
-        status: WcStatus::RemInvReqErr,
-        why: "SEND continues without a receive WQE",
-    })?;
+    let w = r
+        .wqe
+        .as_mut()
+        .ok_or(Outcome::invalid("SEND continues without a receive WQE"))?;
     crate::wqe::scatter(w, rx.skb(), rx.payload_offset(pkt), pkt.payload_len())
         .map_err(scatter_failed)?;
     if info.is_end() {
@@ -217,11 +233,7 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Re
 
 fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Result<(), Outcome> {
     let info = pkt.info();
-    let denied = |why| Outcome::Fatal {
-        code: NakCode::RemoteAccessError,
-        status: WcStatus::LocAccessErr,
-        why,
-    };
+    let denied = Outcome::denied;
     if info.is_start() {
         let reth = pkt.reth().ok_or(denied("WRITE without RETH"))?;
         let total = reth.len();
@@ -261,11 +273,9 @@ fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> R
     let n = pkt.payload_len();
     let n32 = u32::try_from(n).unwrap_or(u32::MAX);
     if n32 > t.remaining || (info.is_end() && n32 != t.remaining) {
-        return Err(Outcome::Fatal {
-            code: NakCode::InvalidRequest,
-            status: WcStatus::RemInvReqErr,
-            why: "WRITE payload does not match its RETH length",
-        });
+        return Err(Outcome::invalid(
+            "WRITE payload does not match its RETH length",
+        ));
     }
     if let Some(mr) = &t.mr {
         mr.write_from_skb(t.off, rx.skb(), rx.payload_offset(pkt), n)
@@ -383,11 +393,7 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
     } else if info.has(flags::ATOMIC_WRITE) {
         atomic::write(qp, r, rx, pkt).map(|()| 1)
     } else {
-        Err(Outcome::Fatal {
-            code: NakCode::InvalidRequest,
-            status: WcStatus::RemInvReqErr,
-            why: "operation not supported by rrxe (FLUSH)",
-        })
+        Err(Outcome::invalid("operation not supported by rrxe (FLUSH)"))
     };
     let psns = match res {
         Ok(n) => n,

@@ -20,10 +20,9 @@ use super::rx::RxPacket;
 use super::{flush_ack, remote_region, transmit, Denial, Outcome};
 use crate::kapi::rdma::mr::Atomic64Op;
 use crate::mr::{AccessError, REMOTE_ATOMIC, REMOTE_WRITE};
-use crate::proto::aeth::{Aeth, NakCode, Syndrome};
+use crate::proto::aeth::{Aeth, Syndrome};
 use crate::proto::atmack::AtomicAck;
 use crate::proto::builder::ExtHeaders;
-use crate::proto::cqe::WcStatus;
 use crate::proto::opcode::{RC_ATOMIC_ACKNOWLEDGE, RC_COMPARE_SWAP, RC_RDMA_READ_RESPONSE_ONLY};
 use crate::proto::psn::Psn;
 use crate::proto::resources::Resource;
@@ -31,24 +30,8 @@ use crate::proto::Packet;
 use crate::qp::{recv::RecvSide, Qp};
 use crate::stats::Counter;
 
-/// Bytes an atomic operates on.
-const ATOMIC_LEN: u64 = 8;
-
-fn denied(why: &'static str) -> Outcome {
-    Outcome::Fatal {
-        code: NakCode::RemoteAccessError,
-        status: WcStatus::LocAccessErr,
-        why,
-    }
-}
-
-fn invalid(why: &'static str) -> Outcome {
-    Outcome::Fatal {
-        code: NakCode::InvalidRequest,
-        status: WcStatus::RemInvReqErr,
-        why,
-    }
-}
+/// Bytes an atomic or ATOMIC WRITE operates on.
+const ATOMIC_LEN: u64 = crate::proto::wqe::ATOMIC_LEN as u64;
 
 /// Sends the ATOMIC ACKNOWLEDGE for `psn` carrying `orig`.
 fn acknowledge(qp: &Qp, r: &mut RecvSide, psn: Psn, orig: u64) {
@@ -64,9 +47,11 @@ fn acknowledge(qp: &Qp, r: &mut RecvSide, psn: Psn, orig: u64) {
 /// A new atomic request (in sequence): executes it once and acknowledges
 /// it with the value found.
 pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<(), Outcome> {
-    let a = pkt.atmeth().ok_or(invalid("atomic without AtomicETH"))?;
+    let a = pkt
+        .atmeth()
+        .ok_or(Outcome::invalid("atomic without AtomicETH"))?;
     if r.res.capacity() == 0 {
-        return Err(invalid(
+        return Err(Outcome::invalid(
             "atomic on a QP without responder resources (max_dest_rd_atomic 0)",
         ));
     }
@@ -90,8 +75,8 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<(),
         Atomic64Op::FetchAdd(a.swap_add())
     };
     let orig = mr.atomic(off, op).map_err(|e| match e {
-        AccessError::Misaligned => invalid("atomic target not 8-byte aligned in memory"),
-        _ => denied("atomic on a region deregistered meanwhile"),
+        AccessError::Misaligned => Outcome::invalid("atomic target not 8-byte aligned in memory"),
+        _ => Outcome::denied("atomic on a region deregistered meanwhile"),
     })?;
     qp.count(Counter::AtomicsExecuted);
     let psn = pkt.psn();
@@ -120,9 +105,11 @@ pub(super) fn write(
     rx: &RxPacket<'_>,
     pkt: &Packet<'_>,
 ) -> Result<(), Outcome> {
-    let reth = pkt.reth().ok_or(invalid("ATOMIC WRITE without RETH"))?;
+    let reth = pkt
+        .reth()
+        .ok_or(Outcome::invalid("ATOMIC WRITE without RETH"))?;
     if r.res.capacity() == 0 {
-        return Err(invalid(
+        return Err(Outcome::invalid(
             "ATOMIC WRITE on a QP without responder resources (max_dest_rd_atomic 0)",
         ));
     }
@@ -141,11 +128,13 @@ pub(super) fn write(
     let mut value = [0u8; 8];
     rx.skb()
         .copy_bits(rx.payload_offset(pkt), &mut value)
-        .map_err(|_| invalid("ATOMIC WRITE payload unreadable"))?;
+        .map_err(|_| Outcome::invalid("ATOMIC WRITE payload unreadable"))?;
     mr.atomic(off, Atomic64Op::Store(u64::from_ne_bytes(value)))
         .map_err(|e| match e {
-            AccessError::Misaligned => invalid("ATOMIC WRITE target not 8-byte aligned in memory"),
-            _ => denied("ATOMIC WRITE on a region deregistered meanwhile"),
+            AccessError::Misaligned => {
+                Outcome::invalid("ATOMIC WRITE target not 8-byte aligned in memory")
+            }
+            _ => Outcome::denied("ATOMIC WRITE on a region deregistered meanwhile"),
         })?;
     let psn = pkt.psn();
     // Cannot fail: the capacity was checked above.

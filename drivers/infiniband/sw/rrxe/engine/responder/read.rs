@@ -39,18 +39,10 @@ use crate::qp::{
 use crate::stats::Counter;
 use crate::tx::{self, Sent, TxError};
 
-fn denied(why: &'static str) -> Outcome {
-    Outcome::Fatal {
-        code: NakCode::RemoteAccessError,
-        status: WcStatus::LocAccessErr,
-        why,
-    }
-}
-
 /// A new READ request (in sequence): checks it, remembers it and starts
 /// its response; returns the PSNs it takes.
 pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<u32, Outcome> {
-    let reth = pkt.reth().ok_or(denied("READ without RETH"))?;
+    let reth = pkt.reth().ok_or(Outcome::denied("READ without RETH"))?;
     let len = reth.len();
     let target = if len == 0 {
         ReadTarget { mr: None, off: 0 }
@@ -77,10 +69,8 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<u32
             len,
             target: target.clone(),
         }))
-        .map_err(|_| Outcome::Fatal {
-            code: NakCode::InvalidRequest,
-            status: WcStatus::RemInvReqErr,
-            why: "READ on a QP without responder resources (max_dest_rd_atomic 0)",
+        .map_err(|_| {
+            Outcome::invalid("READ on a QP without responder resources (max_dest_rd_atomic 0)")
         })?;
     r.reply = Some(ReadReply {
         target,

@@ -296,8 +296,11 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
     })
 }
 
+/// Bytes of the value an atomic operates on (and returns).
+pub const ATOMIC_LEN: u32 = 8;
+
 /// Bytes an ATOMIC WRITE carries.
-pub const ATOMIC_WRITE_LEN: u32 = 8;
+pub const ATOMIC_WRITE_LEN: u32 = ATOMIC_LEN;
 
 /// The 8 bytes of a decoded ATOMIC WRITE, as the application gave them.
 pub fn atomic_write_value(b: &[u8]) -> Option<[u8; 8]> {
