@@ -13,8 +13,21 @@
 //! (waiting out copies in progress) before it returns.  So once `dereg_mr`
 //! has returned nothing lands in or is read from the region, whatever
 //! message is still open, and the pages are unpinned at once.
+//!
+//! A region with memory windows bound to it cannot be deregistered
+//! (IBTA; `EINVAL`, as on C rxe): a bind counts itself in the
+//! region ([`MrState::hold_window`]) and deregistration succeeds only
+//! while the count is zero, turning it into a mark no later bind passes.
 
-use kernel::{bindings, prelude::*, revocable::Revocable, sync::Arc};
+use kernel::{
+    bindings,
+    prelude::*,
+    revocable::Revocable,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Arc,
+    },
+};
 
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
 use crate::kapi::rdma::mr::{Atomic64Op, PdId, UserMemory};
@@ -32,7 +45,12 @@ pub(crate) struct MrState {
     length: u64,
     access: u32,
     key: u32,
+    /// Memory windows bound to the region, or [`DEREGISTERED`].
+    windows: Atomic<u32>,
 }
+
+/// `MrState::windows` once deregistration has begun.
+const DEREGISTERED: u32 = u32::MAX;
 
 /// `IB_ACCESS_LOCAL_WRITE`: receives may scatter into the region.
 pub(crate) const LOCAL_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
@@ -42,6 +60,10 @@ pub(crate) const REMOTE_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_
 pub(crate) const REMOTE_READ: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_READ;
 /// `IB_ACCESS_REMOTE_ATOMIC`.
 pub(crate) const REMOTE_ATOMIC: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
+/// `IB_ACCESS_MW_BIND`: memory windows may be bound to the region.
+pub(crate) const MW_BIND: u32 = bindings::ib_access_flags_IB_ACCESS_MW_BIND;
+/// `IB_ACCESS_ZERO_BASED`: a window addressed from 0, not by VA.
+pub(crate) const ZERO_BASED: u32 = bindings::ib_access_flags_IB_ZERO_BASED;
 
 /// Why a region access was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +80,42 @@ pub(crate) enum AccessError {
 }
 
 impl MrState {
+    /// The region's protection domain.
+    pub(crate) fn pd(&self) -> PdId {
+        self.pd
+    }
+
+    /// Its `IB_ACCESS_*` flags.
+    pub(crate) fn access(&self) -> u32 {
+        self.access
+    }
+
+    /// Counts a memory window bound to the region; false if the region is
+    /// being deregistered.
+    pub(crate) fn hold_window(&self) -> bool {
+        let mut cur = self.windows.load(Relaxed);
+        loop {
+            if cur == DEREGISTERED || cur == DEREGISTERED - 1 {
+                return false;
+            }
+            match self.windows.cmpxchg(cur, cur + 1, Relaxed) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// A window bound to the region was unbound.
+    pub(crate) fn release_window(&self) {
+        let mut cur = self.windows.load(Relaxed);
+        while cur != 0 && cur != DEREGISTERED {
+            match self.windows.cmpxchg(cur, cur - 1, Relaxed) {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
     /// The offset in the region of `[addr, addr + len)`, if the region is
     /// in `pd`, allows `need` (`IB_ACCESS_*`, 0 for a local read) and
     /// contains the range.
@@ -153,17 +211,17 @@ impl RrxeMr {
 }
 
 /// Index of a key.
-fn index(key: u32) -> u32 {
+pub(crate) fn index(key: u32) -> u32 {
     key >> 8
 }
 
 /// The key for table index `idx` (1 ..= 2^24 - 1) and key byte `byte`.
-fn make_key(idx: u32, byte: u8) -> u32 {
+pub(crate) fn make_key(idx: u32, byte: u8) -> u32 {
     (idx << 8) | u32::from(byte)
 }
 
 /// A fresh key byte from the kernel's random number generator.
-fn random_key_byte() -> u8 {
+pub(crate) fn random_key_byte() -> u8 {
     let mut b = [0u8; 1];
     random::fill(&mut b);
     b[0]
@@ -202,6 +260,7 @@ impl MrTable {
                 length,
                 access,
                 key,
+                windows: Atomic::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -217,10 +276,15 @@ impl MrTable {
     /// Removes `mr` from the table and revokes its memory: copies in
     /// progress finish first (an RCU grace period), later accesses through
     /// a WQE or a WRITE still holding the region fail, and the pages are
-    /// unpinned before this returns.  May sleep.
-    pub(crate) fn deregister(&self, mr: RrxeMr) {
+    /// unpinned before this returns.  `EINVAL`, and nothing changes, while
+    /// memory windows are bound to it.  May sleep.
+    pub(crate) fn deregister(&self, mr: &RrxeMr) -> Result {
+        if mr.state.windows.cmpxchg(0, DEREGISTERED, Relaxed).is_err() {
+            return Err(EINVAL);
+        }
         drop(self.table.remove(index(mr.state.key), &mr.state));
         mr.state.mem.revoke();
+        Ok(())
     }
 }
 

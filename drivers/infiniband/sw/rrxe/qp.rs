@@ -35,7 +35,7 @@ use kernel::{
     prelude::*,
     sync::{
         aref::ARef,
-        atomic::{Acquire, Atomic, Full, Release},
+        atomic::{Acquire, Atomic, Full, Relaxed, Release},
         Arc, Mutex,
     },
     time::hrtimer::HrTimer,
@@ -48,6 +48,7 @@ use crate::kapi::rdma::event::{QpEvent, QpEvents};
 use crate::kapi::rdma::qp::{QpAttr, QpInit};
 use crate::kapi::xarray::RcuTable;
 use crate::mr::MrTable;
+use crate::mw::{MwTable, QpIdent};
 use crate::param;
 use crate::proto::cqe::{Cqe, WcStatus};
 use crate::proto::qp_state::{QpState, QpType};
@@ -75,7 +76,11 @@ pub(crate) struct DevCore {
     #[pin]
     pub(crate) mrs: MrTable,
     #[pin]
+    pub(crate) mws: MwTable,
+    #[pin]
     pub(crate) qps: RcuTable<Qp>,
+    /// Serial number of the next QP ([`QpIdent`]).
+    qp_serial: Atomic<u64>,
     pub(crate) stats: Stats,
 }
 
@@ -83,7 +88,14 @@ impl DevCore {
     /// The core of a new device on `netdev`.
     pub(crate) fn new(netdev: ARef<NetDevice>) -> Result<Arc<Self>> {
         Arc::pin_init(
-            pin_init!(Self { netdev, mrs <- MrTable::new(), qps <- RcuTable::new(), stats: Stats::new() }),
+            pin_init!(Self {
+                netdev,
+                mrs <- MrTable::new(),
+                mws <- MwTable::new(),
+                qps <- RcuTable::new(),
+                qp_serial: Atomic::new(0),
+                stats: Stats::new(),
+            }),
             GFP_KERNEL,
         )
     }
@@ -93,6 +105,9 @@ impl DevCore {
 #[pin_data]
 pub(crate) struct Qp {
     pub(crate) qpn: u32,
+    /// Its number and device-unique serial (what a type 2 memory window
+    /// bound through it remembers).
+    pub(crate) ident: QpIdent,
     pub(crate) qp_type: QpType,
     pub(crate) init: QpInit,
     pub(crate) dev: Arc<DevCore>,
@@ -158,9 +173,14 @@ impl Qp {
         let inflight = (init.caps.max_send_wr as usize).min(INFLIGHT_MAX);
         let send = send::SendSide::new(rings.sq, inflight)?;
         let recv = recv::RecvSide::new(rings.rq)?;
+        let ident = QpIdent {
+            qpn,
+            serial: dev.qp_serial.fetch_add(1, Relaxed),
+        };
         Arc::pin_init(
             pin_init!(Self {
                 qpn,
+                ident,
                 qp_type,
                 init,
                 dev,
@@ -240,6 +260,7 @@ impl Qp {
             opcode,
             byte_len: 0,
             imm: None,
+            invalidated: None,
             qp_num: self.qpn,
             src_qp: 0,
         }

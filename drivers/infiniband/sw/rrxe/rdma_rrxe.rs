@@ -30,6 +30,7 @@ mod icrc;
 mod kapi;
 mod link;
 mod mr;
+mod mw;
 mod net;
 mod param;
 mod port;

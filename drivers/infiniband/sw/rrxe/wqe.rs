@@ -143,6 +143,7 @@ fn failed_send(wr_id: u64, status: WcStatus) -> SendWqe {
         swap: 0,
         num_sge: 0,
         length: 0,
+        bind: Default::default(),
     };
     SendWqe {
         hdr,

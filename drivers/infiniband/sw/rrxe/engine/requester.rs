@@ -17,6 +17,9 @@
 //! until none is.  A READ or atomic posted on a QP whose `max_rd_atomic`
 //! is 0 could never be sent: it completes with a local QP operation error
 //! (C rxe leaves it, and everything after it, waiting forever).
+//!
+//! Memory window binds and local invalidates send nothing: they are
+//! carried out once they are the oldest WQE (`local_op`).
 
 use kernel::{prelude::*, sync::Arc, time::Delta};
 
@@ -26,6 +29,7 @@ use crate::proto::atmeth::AtomicEth;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::WcStatus;
+use crate::proto::ieth::Ieth;
 use crate::proto::immdt::Immdt;
 use crate::proto::qp_state::{QpState, QpType};
 use crate::proto::reth::Reth;
@@ -134,6 +138,13 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     if !w.started && qp.state() == QpState::Sqd {
         return Step::Idle;
     }
+    if w.hdr.op.is_local() {
+        // Once everything posted before it is retired.
+        if idx == 0 {
+            return super::local_op::execute(qp, s);
+        }
+        return Step::Idle;
+    }
     if !w.started && w.hdr.op.needs_response() {
         if s.params.max_rd_atomic == 0 {
             if let Some(w) = s.inflight.get_mut(idx) {
@@ -231,14 +242,16 @@ fn send_one(
     }
     let last = op.needs_response() || k + 1 >= w.npkts;
     let ack_req = qp.qp_type == QpType::Rc && (last || noack + 1 >= MAX_PKT_PER_ACK);
-    let is_send = matches!(op, SendOp::Send | SendOp::SendImm);
-    let se = last && is_send && w.hdr.flags & send_flags::SOLICITED != 0;
+    let se = last && op.is_send() && w.hdr.flags & send_flags::SOLICITED != 0;
     let bth = Bth::new(opcode, dest_qpn, psn)
         .with_pkey(BTH_DEF_PKEY)
         .with_se(se)
         .with_ack_req(ack_req);
     if last && op.has_imm() {
         ext.immdt = Some(Immdt::from_raw(w.hdr.imm));
+    }
+    if last && op == SendOp::SendInv {
+        ext.ieth = Some(Ieth::new(w.hdr.invalidate_rkey()));
     }
     let wr: &crate::wqe::SendWqe = w;
     let mut fill = |pkt: &mut crate::kapi::net::route::TxPacket, f: &mut dyn FnMut(&[u8])| {

@@ -23,6 +23,7 @@ use super::rx::{self, RxPacket};
 use crate::kapi::net::skb::SkBuff;
 use crate::kapi::rdma::event::QpEvent;
 use crate::mr::{AccessError, MrState, REMOTE_WRITE};
+use crate::mw::is_window_key;
 use crate::proto::aeth::{Aeth, NakCode, RnrTimer, Syndrome};
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
@@ -55,6 +56,10 @@ enum Outcome {
         status: WcStatus,
         why: &'static str,
     },
+    /// Fatal for this QP, but the request itself was received: it is
+    /// acknowledged; the receive WQE completes with `status` and the QP
+    /// goes to the error state.
+    Unacknowledged { status: WcStatus, why: &'static str },
 }
 
 impl Outcome {
@@ -88,8 +93,8 @@ struct Denial {
 }
 
 /// The region a request names by `rkey`, if the key is current, the
-/// region in the QP's PD allows `access` and contains `[va, va + len)`;
-/// with the offset of `va` in it.
+/// region (or memory window) in the QP's PD allows `access` and contains
+/// `[va, va + len)`; with the offset of `va` in the region.
 fn remote_region(
     qp: &Qp,
     rkey: u32,
@@ -98,11 +103,19 @@ fn remote_region(
     access: u32,
     d: Denial,
 ) -> Result<(Arc<MrState>, usize), Outcome> {
-    let mr = qp.dev.mrs.lookup(rkey).ok_or(Outcome::denied(d.unknown))?;
-    let off = mr
-        .check(qp.init.pd, va, len, access)
-        .map_err(|_| Outcome::denied(d.outside))?;
-    Ok((mr, off))
+    let pd = qp.init.pd;
+    let found = if is_window_key(rkey) {
+        qp.dev.mws.resolve(rkey, pd, qp.ident, va, len, access)
+    } else {
+        match qp.dev.mrs.lookup(rkey) {
+            Some(mr) => mr.check(pd, va, len, access).map(|off| (mr, off)),
+            None => Err(AccessError::Key),
+        }
+    };
+    found.map_err(|e| match e {
+        AccessError::Key => Outcome::denied(d.unknown),
+        _ => Outcome::denied(d.outside),
+    })
 }
 
 /// Sends the coalesced ACK, if one is owed (see `RecvSide::ack_due`).
@@ -189,6 +202,7 @@ fn finish_recv(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>, opcode: u32, byte_le
             opcode,
             byte_len: byte_len.unwrap_or(w.received),
             imm: pkt.immdt().map(|i| i.raw()),
+            invalidated: pkt.ieth().map(|i| i.rkey()),
             qp_num: qp.qpn,
             src_qp: r.params.dest_qpn,
         };
@@ -225,10 +239,28 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Re
         .ok_or(Outcome::invalid("SEND continues without a receive WQE"))?;
     crate::wqe::scatter(w, rx.skb(), rx.payload_offset(pkt), pkt.payload_len())
         .map_err(scatter_failed)?;
+    if let Some(ieth) = pkt.ieth() {
+        invalidate(qp, ieth.rkey())?;
+    }
     if info.is_end() {
         finish_recv(qp, r, pkt, wc_opcode::RECV, None);
     }
     Ok(())
+}
+
+/// SEND with Invalidate: invalidates the memory window `rkey` (a type 2
+/// window in the QP's PD, bound through this QP).  A failure completes the
+/// receive WQE with `IB_WC_REM_INV_REQ_ERR` and puts the QP in the error
+/// state; the requester still gets its ACK, since the message itself was
+/// received (IBTA class J, as on C rxe).
+fn invalidate(qp: &Qp, rkey: u32) -> Result<(), Outcome> {
+    qp.dev
+        .mws
+        .invalidate(rkey, qp.init.pd, Some(qp.ident))
+        .map_err(|why| Outcome::Unacknowledged {
+            status: WcStatus::RemInvReqErr,
+            why,
+        })
 }
 
 fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Result<(), Outcome> {
@@ -408,6 +440,13 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             }
             return;
         }
+        Err(Outcome::Unacknowledged { status, why }) => {
+            fail_request(qp, r, status, why);
+            if rc {
+                send_ack(qp, r, Syndrome::ack_unlimited(), pkt.psn());
+            }
+            return;
+        }
         Err(Outcome::Fatal { code, status, why }) => {
             // The QP enters the error state (and the receive in progress
             // completes in error) before the requester can see the NAK.
@@ -451,6 +490,7 @@ fn fail_request(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
             opcode: wc_opcode::RECV,
             byte_len: w.received,
             imm: None,
+            invalidated: None,
             qp_num: qp.qpn,
             src_qp: r.params.dest_qpn,
         };

@@ -10,6 +10,7 @@ pub(crate) mod device;
 pub(crate) mod event;
 pub(crate) mod link;
 pub(crate) mod mr;
+pub(crate) mod mw;
 pub(crate) mod qp;
 pub(crate) mod stats;
 pub(crate) mod udata;

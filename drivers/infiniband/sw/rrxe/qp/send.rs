@@ -193,6 +193,7 @@ impl SendSide {
             opcode,
             byte_len: w.hdr.length,
             imm: None,
+            invalidated: None,
             qp_num: qp.qpn,
             src_qp: 0,
         };

@@ -100,8 +100,23 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         access: u32,
         udata: Option<UData<'_>>,
     ) -> Result<(Self::Mr, u32)>;
-    /// `dereg_mr`: the MR is gone from user space and ib_core.
-    fn dereg_mr(dev: &Device<Self>, mr: Self::Mr);
+    /// `dereg_mr`: deregisters the MR; on success ib_core forgets it and
+    /// its data is dropped.  An error (memory windows still bound) leaves
+    /// the MR registered.
+    fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
+    /// Driver data of a memory window.
+    type Mw: Send + Sync;
+    /// `alloc_mw`: a memory window of `kind` in `pd`; returns its data and
+    /// its initial rkey.
+    fn alloc_mw(
+        dev: &Device<Self>,
+        pd: super::mr::PdId,
+        kind: super::mw::MwType,
+        udata: Option<UData<'_>>,
+    ) -> Result<(Self::Mw, u32)>;
+    /// `dealloc_mw`: the window is gone from user space and ib_core (a
+    /// bound window is unbound).
+    fn dealloc_mw(dev: &Device<Self>, mw: Self::Mw);
     /// `alloc_ucontext`: a user process opened the device.
     fn alloc_ucontext(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result;
     /// `dealloc_ucontext`: that context is gone.

@@ -339,17 +339,22 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
 ///
 /// # Safety
 ///
-/// Only called by ib_core, once, for an MR returned by `reg_user_mr`.
+/// Only called by ib_core for an MR returned by `reg_user_mr` and not
+/// deregistered yet.
 pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(
     mr: *mut bindings::ib_mr,
     _u: *mut bindings::ib_udata,
 ) -> c_int {
-    // SAFETY: `mr` is the first field of an `MrObj<T>` from `KBox::into_raw`
-    // and ib_core never uses it again; `device` was set by ib_core.
-    unsafe {
-        let dev = Device::<T>::from_raw((*mr).device);
-        let obj = KBox::from_raw(mr.cast::<MrObj<T>>());
-        T::dereg_mr(dev, KBox::into_inner(obj).data);
+    // SAFETY: `mr` is live for the call and ib_core set `device`.
+    let dev = unsafe { Device::<T>::from_raw((*mr).device) };
+    let obj = mr.cast::<MrObj<T>>();
+    // SAFETY: `mr` is the first field of an `MrObj<T>` from `KBox::into_raw`,
+    // live until the `KBox::from_raw` below.
+    if let Err(e) = T::dereg_mr(dev, unsafe { &(*obj).data }) {
+        return e.to_errno();
     }
+    // SAFETY: Deregistered: ib_core never passes this MR again, so the box
+    // is taken back exactly once.
+    drop(unsafe { KBox::from_raw(obj) });
     0
 }

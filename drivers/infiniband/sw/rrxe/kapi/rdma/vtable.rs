@@ -48,12 +48,15 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.get_hw_stats = Some(super::stats::get_hw_stats::<T>);
     ops.reg_user_mr = Some(super::mr::reg_user_mr::<T>);
     ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
+    ops.alloc_mw = Some(super::mw::alloc_mw::<T>);
+    ops.dealloc_mw = Some(super::mw::dealloc_mw::<T>);
     // ib_core allocates these objects itself, with the driver's size; CQs
     // carry the driver's `Cq` after the C struct.
     ops.size_ib_ucontext = size_of::<super::umap::ContextObj>();
     ops.size_ib_pd = size_of::<bindings::ib_pd>();
     ops.size_ib_qp = size_of::<super::qp::QpObj<T>>();
     ops.size_ib_cq = size_of::<super::cq::CqObj<T>>();
+    ops.size_ib_mw = size_of::<super::mw::MwObj<T>>();
     ops
 }
 

@@ -20,6 +20,8 @@ pub enum WcStatus {
     LocProtErr = 4,
     /// Flushed: the QP is in the error state.
     WrFlushErr = 5,
+    /// A memory window bind failed.
+    MwBindErr = 6,
     /// Bad response from the responder.
     BadRespErr = 7,
     /// Local access error (responder side, bad rkey on a write).
@@ -52,6 +54,10 @@ pub mod wc_opcode {
     pub const COMP_SWAP: u32 = 3;
     /// Atomic fetch-and-add completed.
     pub const FETCH_ADD: u32 = 4;
+    /// A memory window bind completed.
+    pub const BIND_MW: u32 = 5;
+    /// A local invalidate completed.
+    pub const LOCAL_INV: u32 = 6;
     /// ATOMIC WRITE completed.
     pub const ATOMIC_WRITE: u32 = 9;
     /// A SEND was received.
@@ -62,6 +68,12 @@ pub mod wc_opcode {
 
 /// `IB_WC_WITH_IMM` in `wc_flags`.
 pub const WC_WITH_IMM: u32 = 1 << 1;
+/// `IB_WC_WITH_INVALIDATE` in `wc_flags`: the kernel's value, which the
+/// uverbs ABI passes through unchanged (C rxe writes the same).  Note that
+/// libibverbs calls bit 2 `IBV_WC_IP_CSUM_OK` and its `IBV_WC_WITH_INV`
+/// is bit 3, so an application testing `IBV_WC_WITH_INV` does not see it
+/// on either driver; `invalidated_rkey` is still filled in.
+pub const WC_WITH_INVALIDATE: u32 = 1 << 2;
 
 /// One completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +88,8 @@ pub struct Cqe {
     pub byte_len: u32,
     /// Immediate data as on the wire, if any.
     pub imm: Option<[u8; 4]>,
+    /// The rkey a SEND with Invalidate invalidated (never with `imm`).
+    pub invalidated: Option<u32>,
     /// Local QP number.
     pub qp_num: u32,
     /// Remote QP number (receive completions).
@@ -93,6 +107,9 @@ impl Cqe {
         if let Some(imm) = self.imm {
             b[24..28].copy_from_slice(&imm);
             b[36..40].copy_from_slice(&WC_WITH_IMM.to_ne_bytes());
+        } else if let Some(rkey) = self.invalidated {
+            b[24..28].copy_from_slice(&rkey.to_ne_bytes());
+            b[36..40].copy_from_slice(&WC_WITH_INVALIDATE.to_ne_bytes());
         }
         b[28..32].copy_from_slice(&self.qp_num.to_ne_bytes());
         b[32..36].copy_from_slice(&self.src_qp.to_ne_bytes());
@@ -113,6 +130,7 @@ mod tests {
             opcode: wc_opcode::RECV,
             byte_len: 4096,
             imm: Some([0xaa, 0xbb, 0xcc, 0xdd]),
+            invalidated: None,
             qp_num: 0x11,
             src_qp: 0x12,
         };
@@ -130,5 +148,19 @@ mod tests {
         let plain = Cqe { imm: None, ..c }.encode();
         assert_eq!(&plain[24..28], &[0; 4]);
         assert_eq!(&plain[36..40], &[0; 4]);
+        let inv = Cqe {
+            imm: None,
+            invalidated: Some(0x0800_0142),
+            ..c
+        }
+        .encode();
+        assert_eq!(
+            u32::from_ne_bytes(inv[24..28].try_into().unwrap()),
+            0x0800_0142
+        );
+        assert_eq!(
+            u32::from_ne_bytes(inv[36..40].try_into().unwrap()),
+            WC_WITH_INVALIDATE
+        );
     }
 }

@@ -36,6 +36,7 @@ pub mod icrc;
 pub mod ieth;
 pub mod immdt;
 pub mod ip;
+pub mod mw;
 pub mod opcode;
 pub mod packet;
 pub mod path;

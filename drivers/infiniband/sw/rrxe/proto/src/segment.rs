@@ -45,6 +45,16 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
         SendOp::CompareSwap => return rc.then_some(RC_COMPARE_SWAP),
         SendOp::FetchAdd => return rc.then_some(RC_FETCH_ADD),
         SendOp::AtomicWrite => return rc.then_some(RC_ATOMIC_WRITE),
+        // IBTA defines SEND with Invalidate for RC only.
+        SendOp::SendInv if last => {
+            return rc.then_some(if first {
+                RC_SEND_ONLY_WITH_INVALIDATE
+            } else {
+                RC_SEND_LAST_WITH_INVALIDATE
+            })
+        }
+        SendOp::SendInv if !rc => return None,
+        SendOp::LocalInv | SendOp::BindMw => return None,
         _ => {}
     }
     let imm = op.has_imm();
@@ -74,10 +84,13 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
     })
 }
 
-/// PSNs a request of `op` for `len` bytes takes: an atomic one, anything
-/// else one per packet (for READ: per response packet).
+/// PSNs a request of `op` for `len` bytes takes: a local operation none,
+/// an atomic one, anything else one per packet (for READ: per response
+/// packet).
 pub const fn psn_span(op: SendOp, len: u32, pmtu: u32) -> u32 {
-    if op.is_atomic() || matches!(op, SendOp::AtomicWrite) {
+    if op.is_local() {
+        0
+    } else if op.is_atomic() || matches!(op, SendOp::AtomicWrite) {
         1
     } else {
         packets(len, pmtu)

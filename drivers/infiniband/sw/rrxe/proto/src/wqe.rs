@@ -10,6 +10,8 @@
 //! the kernel writes into the slot (C rxe keeps its progress there) is read
 //! back.  Only the fields a requester or responder needs are decoded.
 
+use super::mw::MwBind;
+
 /// `offsetof(struct rxe_send_wqe, dma)`.
 pub const SEND_WQE_DMA: usize = 184;
 /// Size of `struct rxe_send_wqe` without its SGE/inline area.
@@ -39,6 +41,12 @@ pub mod wr {
     pub const ATOMIC_CMP_AND_SWP: u32 = 5;
     /// Atomic fetch-and-add.
     pub const ATOMIC_FETCH_AND_ADD: u32 = 6;
+    /// Local invalidate of a type 2 memory window.
+    pub const LOCAL_INV: u32 = 7;
+    /// Bind a memory window.
+    pub const BIND_MW: u32 = 8;
+    /// SEND with Invalidate.
+    pub const SEND_WITH_INV: u32 = 9;
     /// ATOMIC WRITE (8 bytes, `ibv_wr_atomic_write`).
     pub const ATOMIC_WRITE: u32 = 15;
 }
@@ -79,6 +87,12 @@ pub enum SendOp {
     /// ATOMIC WRITE: 8 bytes placed as one store, acknowledged by an
     /// empty READ response.
     AtomicWrite,
+    /// SEND that asks the responder to invalidate an rkey (IETH).
+    SendInv,
+    /// Local invalidate of an rkey (no packet).
+    LocalInv,
+    /// Bind a memory window (no packet).
+    BindMw,
 }
 
 impl SendOp {
@@ -93,6 +107,9 @@ impl SendOp {
             wr::ATOMIC_CMP_AND_SWP => Some(Self::CompareSwap),
             wr::ATOMIC_FETCH_AND_ADD => Some(Self::FetchAdd),
             wr::ATOMIC_WRITE => Some(Self::AtomicWrite),
+            wr::SEND_WITH_INV => Some(Self::SendInv),
+            wr::LOCAL_INV => Some(Self::LocalInv),
+            wr::BIND_MW => Some(Self::BindMw),
             _ => None,
         }
     }
@@ -105,6 +122,16 @@ impl SendOp {
     /// Writes remote memory (needs an rkey and address).
     pub const fn is_write(self) -> bool {
         matches!(self, Self::Write | Self::WriteImm)
+    }
+
+    /// A SEND (consumes a receive WQE at the responder).
+    pub const fn is_send(self) -> bool {
+        matches!(self, Self::Send | Self::SendImm | Self::SendInv)
+    }
+
+    /// Carried out by the requester itself, without a packet.
+    pub const fn is_local(self) -> bool {
+        matches!(self, Self::LocalInv | Self::BindMw)
     }
 
     /// An RDMA READ.
@@ -133,7 +160,9 @@ impl SendOp {
         use super::cqe::wc_opcode;
         match self {
             Self::Write | Self::WriteImm => wc_opcode::RDMA_WRITE,
-            Self::Send | Self::SendImm => wc_opcode::SEND,
+            Self::Send | Self::SendImm | Self::SendInv => wc_opcode::SEND,
+            Self::LocalInv => wc_opcode::LOCAL_INV,
+            Self::BindMw => wc_opcode::BIND_MW,
             Self::Read => wc_opcode::RDMA_READ,
             Self::CompareSwap => wc_opcode::COMP_SWAP,
             Self::FetchAdd => wc_opcode::FETCH_ADD,
@@ -197,13 +226,23 @@ pub struct SendWqeHdr {
     pub num_sge: u32,
     /// Total payload length.
     pub length: u32,
+    /// BIND_MW: the bind request (zero for other operations).
+    pub bind: MwBind,
 }
 
-fn u32_at(b: &[u8], off: usize) -> Option<u32> {
+impl SendWqeHdr {
+    /// SEND with Invalidate and LOCAL_INV: the rkey to invalidate (host
+    /// order, in the union that holds the immediate data).
+    pub fn invalidate_rkey(&self) -> u32 {
+        u32::from_ne_bytes(self.imm)
+    }
+}
+
+pub(super) fn u32_at(b: &[u8], off: usize) -> Option<u32> {
     Some(u32::from_ne_bytes(b.get(off..off + 4)?.try_into().ok()?))
 }
 
-fn u64_at(b: &[u8], off: usize) -> Option<u64> {
+pub(super) fn u64_at(b: &[u8], off: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(b.get(off..off + 8)?.try_into().ok()?))
 }
 
@@ -262,7 +301,14 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         return Err(err(WqeError::Flags(flags)));
     }
     let room = b.len() - SEND_WQE_HDR;
-    let (num_sge, length) = if op == SendOp::AtomicWrite {
+    let mut bind = MwBind::default();
+    let (num_sge, length) = if op.is_local() {
+        // No payload; a bind carries its request in `wr.mw`.
+        if op == SendOp::BindMw {
+            bind = MwBind::decode(b).ok_or(err(WqeError::Truncated))?;
+        }
+        (0, 0)
+    } else if op == SendOp::AtomicWrite {
         // librxe puts the 8 bytes where the SGEs would be
         // (`dma.atomic_wr`), with no SGE.
         if room < ATOMIC_WRITE_LEN as usize {
@@ -293,6 +339,7 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         swap,
         num_sge,
         length,
+        bind,
     })
 }
 

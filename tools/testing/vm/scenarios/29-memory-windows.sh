@@ -1,0 +1,30 @@
+# Memory windows (pyverbs: mw_test.py), on rrxe and on C rxe: type 2
+# windows bound through the send queue (WRITE/READ through the window, a
+# zero-based window, another QP refused, LOCAL_INV, SEND with Invalidate
+# and its receive completion), type 1 windows (ibv_bind_mw, PD-wide, the
+# window's rights, unbind, LOCAL_INV refused), deregistration of a region
+# with a bound window refused, and the bind errors (MW_BIND_ERR).  Both
+# must print the same check lines, but for the named deviations of C rxe:
+# it bounds an access through a window by the region, not the window, and
+# completes a failed bind or LOCAL_INV with WR_FLUSH_ERR instead of its
+# own status (MW_BIND_ERR, LOC_QP_OP_ERR).
+rrxe_and_c_rxe
+out_r=$(timeout 120 /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/mw_test.py" rrxe0 "$GID_RRXE" 2>&1) ||
+	fail "mw_test on rrxe: $out_r"
+echo "$out_r"
+if c_rxe_half; then
+	out_c=$(ip netns exec nsrxe timeout 120 /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/mw_test.py" rxe0 "$GID_RXE" 2>&1) ||
+		fail "mw_test on C rxe: $out_c"
+	same() { grep -v '^note:\|outside the window\|past its start\|^ok: nothing written\|local op error' <<<"$1"; }
+	same "$out_r" >/tmp/mw-rrxe.txt
+	same "$out_c" >/tmp/mw-rxe.txt
+	if ! cmp -s /tmp/mw-rrxe.txt /tmp/mw-rxe.txt; then
+		diff /tmp/mw-rrxe.txt /tmp/mw-rxe.txt | sed 's/^/  # /'
+		fail "mw_test: rrxe and C rxe differ (above: < rrxe, > C rxe)"
+	fi
+	note "memory windows: $(grep -c '^ok:' <<<"$out_r") checks, identical on rrxe and C rxe but for: $(grep deviation <<<"$out_c" | sed 's/ (local op error.*//' | sort -u | tr '\n' ' ')"
+fi
+rdma link delete rxe0
+rdma link delete rrxe0
+ip netns del nsrxe
+rmmod rdma_rrxe
