@@ -83,11 +83,13 @@ struct MwInner {
 }
 
 impl MwInner {
-    /// Unbinds the window, releasing its region.
-    fn unbind(&mut self) {
-        if let Some(b) = self.binding.take() {
-            b.mr.release_window();
-        }
+    /// Unbinds the window and releases its count in the region; returns
+    /// the region for the caller to drop after the lock (never the last
+    /// reference while the region is registered, but cheap to be sure).
+    fn unbind(&mut self) -> Option<Arc<MrState>> {
+        let b = self.binding.take()?;
+        b.mr.release_window();
+        Some(b.mr)
     }
 }
 
@@ -144,7 +146,9 @@ impl MwTable {
         drop(self.table.remove(mw.state.index, &mw.state));
         let mut g = mw.state.inner.lock();
         g.rkey = 0;
-        g.unbind();
+        let old = g.unbind();
+        drop(g);
+        drop(old);
     }
 
     /// The window at the index of `rkey` (the caller compares the whole
@@ -190,8 +194,10 @@ impl MwTable {
         }
         let rkey = make_key(mw.index, b.rkey as u8);
         if b.length == 0 {
-            g.unbind();
+            let old = g.unbind();
             g.rkey = rkey;
+            drop(g);
+            drop(old);
             return Ok(());
         }
         let mr = mrs.lookup(b.mr_lkey).ok_or("unknown region")?;
@@ -209,7 +215,7 @@ impl MwTable {
         if !mr.hold_window() {
             return Err("region being deregistered");
         }
-        g.unbind();
+        let old = g.unbind();
         g.binding = Some(Binding {
             mr,
             addr: b.addr,
@@ -218,6 +224,8 @@ impl MwTable {
             qp: (mw.kind == MwType::Two).then_some(qp),
         });
         g.rkey = rkey;
+        drop(g);
+        drop(old);
         Ok(())
     }
 
@@ -249,7 +257,9 @@ impl MwTable {
         if by.is_some() && b.qp != by {
             return Err("window bound through another QP");
         }
-        g.unbind();
+        let old = g.unbind();
+        drop(g);
+        drop(old);
         Ok(())
     }
 

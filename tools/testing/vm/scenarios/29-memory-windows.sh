@@ -7,7 +7,9 @@
 # must print the same check lines, but for the named deviations of C rxe:
 # it bounds an access through a window by the region, not the window, and
 # completes a failed bind or LOCAL_INV with WR_FLUSH_ERR instead of its
-# own status (MW_BIND_ERR, LOC_QP_OP_ERR).
+# own status (MW_BIND_ERR, LOC_QP_OP_ERR).  Then across drivers both ways
+# (mw_cross.py): a type 2 window on one driver used and invalidated (SEND
+# with Invalidate, two packets) by a peer on the other.
 rrxe_and_c_rxe
 out_r=$(timeout 120 /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/mw_test.py" rrxe0 "$GID_RRXE" 2>&1) ||
 	fail "mw_test on rrxe: $out_r"
@@ -23,6 +25,14 @@ if c_rxe_half; then
 		fail "mw_test: rrxe and C rxe differ (above: < rrxe, > C rxe)"
 	fi
 	note "memory windows: $(grep -c '^ok:' <<<"$out_r") checks, identical on rrxe and C rxe but for: $(grep deviation <<<"$out_c" | sed 's/ (local op error.*//' | sort -u | tr '\n' ' ')"
+	# Across drivers (IETH on the wire): each as the window's owner.
+	for dir in "rrxe0 $GID_RRXE rxe0 $GID_RXE" "rxe0 $GID_RXE rrxe0 $GID_RRXE"; do
+		# shellcheck disable=SC2086
+		out=$(timeout 60 /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/mw_cross.py" $dir 2>&1) ||
+			fail "mw_cross $dir: $out"
+		echo "$out"
+		note "mw_cross $(set -- $dir; echo "peer $1, owner $3"): $(grep -c "^ok:" <<<"$out") checks"
+	done
 fi
 rdma link delete rxe0
 rdma link delete rrxe0

@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Memory windows across two devices (pyverbs, stock librxe): QP a on
+DEV_A is the remote peer, QP b on DEV_B owns the memory and binds a
+type 2 window on its send queue.  a WRITEs and READs through the window,
+then sends a SEND with Invalidate naming it (IETH on the wire): b's
+receive completion carries the key, and a's next READ through the window
+is refused.  The scenario runs it rrxe -> C rxe and C rxe -> rrxe.
+usage: mw_cross.py DEV_A GIDX_A DEV_B GIDX_B"""
+import sys
+
+import pyverbs.enums as e
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR, MW, MWBindInfo
+from pyverbs.pd import PD
+from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
+from pyverbs.wr import SGE, RecvWR
+
+sys.path.insert(0, sys.path[0])
+from verbs_util import connect, expect, poll, state  # noqa: E402
+
+SIZE = 16384
+WIN = 4096
+ALL = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+       | e.IBV_ACCESS_REMOTE_ATOMIC)
+OPS = (e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_RDMA_WRITE | e.IBV_QP_EX_WITH_RDMA_READ
+       | e.IBV_QP_EX_WITH_LOCAL_INV | e.IBV_QP_EX_WITH_BIND_MW | e.IBV_QP_EX_WITH_SEND_WITH_INV)
+
+
+class Side:
+    def __init__(self, name, gidx):
+        self.ctx = Context(name=name)
+        self.gidx = gidx
+        self.gid = self.ctx.query_gid(1, gidx)
+        self.pd = PD(self.ctx)
+        self.cq = CQ(self.ctx, 64)
+        self.mr = MR(self.pd, SIZE, ALL | e.IBV_ACCESS_MW_BIND)
+        self.qp = QPEx(self.ctx, QPInitAttrEx(
+            qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, pd=self.pd,
+            cap=QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1),
+            comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, send_ops_flags=OPS))
+
+
+def post(q, wr_id, build, sge=None):
+    q.wr_start()
+    q.wr_id, q.wr_flags = wr_id, e.IBV_SEND_SIGNALED
+    build()
+    if sge is not None:
+        q.wr_set_sge(sge)
+    q.wr_complete()
+
+
+A = Side(sys.argv[1], int(sys.argv[2]))
+B = Side(sys.argv[3], int(sys.argv[4]))
+for me, peer in ((A, B), (B, A)):
+    connect(me.qp, peer.qp.qp_num, peer.gid, me.gidx, ALL, max_rd_atomic=4, max_dest_rd_atomic=4)
+a, b = A.qp, B.qp
+pattern = bytes((i * 3 + 11) & 0xff for i in range(SIZE))
+B.mr.write(pattern, SIZE)
+mw = MW(B.pd, e.IBV_MW_TYPE_2)
+key = (mw.rkey & ~0xff) | ((mw.rkey + 1) & 0xff)
+info = MWBindInfo(B.mr, B.mr.buf + WIN, 4096, e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ)
+post(b, 1, lambda: b.wr_bind_mw(mw, key, info))
+expect(poll(B.cq, "bind")[0], e.IBV_WC_SUCCESS, "bind type 2 on the memory owner", e.IBV_WC_BIND_MW, 0)
+
+data = bytes((i * 5 + 1) & 0xff for i in range(1024))
+A.mr.write(data, 1024)
+post(a, 2, lambda: a.wr_rdma_write(key, B.mr.buf + WIN + 512), SGE(A.mr.buf, 1024, A.mr.lkey))
+expect(poll(A.cq, "write")[0], e.IBV_WC_SUCCESS, "WRITE 1 KiB through the window", e.IBV_WC_RDMA_WRITE, 1024)
+assert B.mr.read(1024, WIN + 512) == data, "WRITE through the window: data differs"
+post(a, 3, lambda: a.wr_rdma_read(key, B.mr.buf + WIN), SGE(A.mr.buf + 8192, 4096, A.mr.lkey))
+expect(poll(A.cq, "read")[0], e.IBV_WC_SUCCESS, "READ the window", e.IBV_WC_RDMA_READ, 4096)
+assert A.mr.read(4096, 8192) == B.mr.read(4096, WIN), "READ through the window: data differs"
+print("ok: WRITE and READ data through the window byte-exact")
+
+b.post_recv(RecvWR(wr_id=4, num_sge=1, sg=[SGE(B.mr.buf + 12288, 2048, B.mr.lkey)]))
+post(a, 5, lambda: a.wr_send_inv(key), SGE(A.mr.buf, 1500, A.mr.lkey))
+expect(poll(A.cq, "send inv")[0], e.IBV_WC_SUCCESS, "SEND with Invalidate (2 packets at MTU 1024)",
+       e.IBV_WC_SEND, 1500)
+wc = poll(B.cq, "recv")[0]
+expect(wc, e.IBV_WC_SUCCESS, "its receive", e.IBV_WC_RECV, 1500)
+assert wc.wc_flags & 4, f"wc_flags {wc.wc_flags:#x}"
+assert wc.imm_data in (key, int.from_bytes(key.to_bytes(4, "little"), "big")), f"{wc.imm_data:#x}"
+assert B.mr.read(1500, 12288) == data + A.mr.read(476, 1024), "SEND payload differs"
+print("ok: the receive carries IB_WC_WITH_INVALIDATE and the key; payload byte-exact")
+post(a, 6, lambda: a.wr_rdma_read(key, B.mr.buf + WIN), SGE(A.mr.buf, 64, A.mr.lkey))
+expect(poll(A.cq, "read after inv")[0], e.IBV_WC_REM_ACCESS_ERR, "READ through the invalidated window")
+assert state(b) == e.IBV_QPS_ERR, state(b)
+print("ok: the owner's QP is in the error state")
+print("mw_cross: all checks passed")
