@@ -60,6 +60,12 @@ pub(crate) const REMOTE_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_
 pub(crate) const REMOTE_READ: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_READ;
 /// `IB_ACCESS_REMOTE_ATOMIC`.
 pub(crate) const REMOTE_ATOMIC: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
+/// `IB_ACCESS_FLUSH_GLOBAL`: FLUSH for global visibility may target the
+/// region.
+pub(crate) const FLUSH_GLOBAL: u32 = bindings::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL;
+/// `IB_ACCESS_FLUSH_PERSISTENT`: never granted (no persistent memory; the
+/// capability is not claimed, so ib_core refuses it at registration).
+pub(crate) const FLUSH_PERSISTENT: u32 = bindings::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT;
 /// `IB_ACCESS_MW_BIND`: memory windows may be bound to the region.
 pub(crate) const MW_BIND: u32 = bindings::ib_access_flags_IB_ACCESS_MW_BIND;
 /// `IB_ACCESS_ZERO_BASED`: a window addressed from 0, not by VA.

@@ -63,13 +63,15 @@ pub(crate) const MAX_MAD_SIZE: u32 = 256;
 
 /// Device capability bits rrxe can honour now.  C rxe also claims
 /// memory-management extensions (fast registration), SRQ resize, APM and
-/// flush; rrxe claims each with the verbs that implement it.
+/// persistent FLUSH; rrxe claims each with the verbs that implement it
+/// (persistent FLUSH needs persistent memory, which rrxe does not handle).
 const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B as u64
+    | bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE as u64;
 
 /// What `query_device` reports for a device whose system image GUID is

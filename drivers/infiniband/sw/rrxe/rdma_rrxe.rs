@@ -62,6 +62,12 @@ module! {
     description: "Soft RoCEv2 RDMA device in Rust (rxe-compatible)",
     license: "GPL",
     alias: ["rdma-link-rrxe"],
+    params: {
+        flush_icrc_rxe: u32 {
+            default: 0,
+            description: "1: send FLUSH requests with C rxe's ICRC coverage (which covers the headers twice) so C rxe accepts them; 0 (default): IBTA's",
+        },
+    },
 }
 
 /// The module's state.  Fields are dropped in declaration order, which is

@@ -51,10 +51,16 @@ pub(crate) enum Counter {
     AtomicsExecuted,
     /// READ response packets sent.
     ReadResponses,
+    /// Memory windows bound (BIND_MW, `ibv_bind_mw`).
+    MwBinds,
+    /// Memory windows invalidated (LOCAL_INV, SEND with Invalidate).
+    MwInvalidations,
+    /// FLUSH requests carried out by the responder.
+    FlushesExecuted,
 }
 
 /// Number of counters.
-pub(crate) const NUM: usize = Counter::ReadResponses as usize + 1;
+pub(crate) const NUM: usize = Counter::FlushesExecuted as usize + 1;
 
 /// Counter names, in [`Counter`] order.
 pub(crate) static DESCS: [StatDesc; NUM] = [
@@ -77,6 +83,9 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"atomic_replays"),
     StatDesc::new(c"atomics_executed"),
     StatDesc::new(c"read_responses"),
+    StatDesc::new(c"mw_binds"),
+    StatDesc::new(c"mw_invalidations"),
+    StatDesc::new(c"flushes_executed"),
 ];
 
 /// One device's counters.

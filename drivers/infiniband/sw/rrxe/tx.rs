@@ -28,6 +28,7 @@ use crate::proto::icrc::IcrcHasher;
 use crate::proto::ip::{
     IpVersion, Ipv4Hdr, Ipv6Hdr, UdpHdr, IPV4_HDR_LEN, IPV6_HDR_LEN, ROCE_V2_UDP_DPORT, UDP_HDR_LEN,
 };
+use crate::proto::opcode::RC_FLUSH;
 use crate::proto::path::IpPair;
 use crate::proto::Header;
 use crate::qp::Endpoints;
@@ -99,6 +100,12 @@ fn route<'a>(
     cache.as_ref().ok_or(ENOENT)
 }
 
+/// Whether FLUSH requests go out with C rxe's ICRC coverage
+/// (`flush_icrc_rxe=1`): C rxe drops FLUSH packets with IBTA's.
+fn rxe_flush_icrc() -> bool {
+    *crate::module_parameters::flush_icrc_rxe.value() != 0
+}
+
 /// Sends one packet with `bth` and `ext` and `payload_len` payload bytes
 /// that `fill` appends.
 pub(crate) fn send<E>(
@@ -139,6 +146,12 @@ pub(crate) fn send<E>(
     )
     .map_err(|_| EINVAL)?;
     icrc.update(&headers[net_len + BTH_LEN..]);
+    if bth.opcode() == RC_FLUSH && rxe_flush_icrc() {
+        // C rxe's coverage of FLUSH: the headers once more, unmasked (its
+        // opcode table gives FLUSH no payload offset, so its "payload"
+        // starts at the BTH).
+        icrc.update(&headers[net_len..]);
+    }
 
     let r = route(cache, netdev, ep)?;
     let mut pkt = TxPacket::new(r, net_len + roce_len)?;

@@ -85,7 +85,9 @@ impl SendWqe {
 /// Maps a WQE format error to the completion status.
 fn wqe_status(e: WqeError) -> WcStatus {
     match e {
-        WqeError::Opcode(_) | WqeError::Flags(_) | WqeError::Truncated => WcStatus::LocQpOpErr,
+        WqeError::Opcode(_) | WqeError::Flags(_) | WqeError::Truncated | WqeError::Flush => {
+            WcStatus::LocQpOpErr
+        }
         WqeError::SgeCount(_) | WqeError::InlineLength(_) | WqeError::Length => WcStatus::LocLenErr,
     }
 }
@@ -144,6 +146,7 @@ fn failed_send(wr_id: u64, status: WcStatus) -> SendWqe {
         num_sge: 0,
         length: 0,
         bind: Default::default(),
+        flush: Default::default(),
     };
     SendWqe {
         hdr,

@@ -16,6 +16,7 @@ use super::send::Step;
 use crate::proto::cqe::WcStatus;
 use crate::proto::wqe::SendOp;
 use crate::qp::{send::SendSide, Qp};
+use crate::stats::Counter;
 
 /// Carries out the local operation at the head of the in-flight WQEs.
 pub(super) fn execute(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
@@ -33,7 +34,14 @@ pub(super) fn execute(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         _ => Err((WcStatus::LocQpOpErr, "not a local operation")),
     };
     match res {
-        Ok(()) => s.retire_head(qp, WcStatus::Success),
+        Ok(()) => {
+            qp.count(if w.hdr.op == SendOp::BindMw {
+                Counter::MwBinds
+            } else {
+                Counter::MwInvalidations
+            });
+            s.retire_head(qp, WcStatus::Success);
+        }
         Err((status, why)) => {
             crate::rrxe_ratelimited!(
                 pr_warn,

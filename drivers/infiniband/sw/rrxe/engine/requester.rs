@@ -29,6 +29,7 @@ use crate::proto::atmeth::AtomicEth;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::WcStatus;
+use crate::proto::feth::Feth;
 use crate::proto::ieth::Ieth;
 use crate::proto::immdt::Immdt;
 use crate::proto::qp_state::{QpState, QpType};
@@ -197,11 +198,11 @@ fn send_one(
     let op = w.hdr.op;
     let opcode = request_opcode(qp.qp_type, op, k, w.npkts).ok_or(WcStatus::LocQpOpErr)?;
     let mut ext = ExtHeaders::default();
-    // A READ or atomic is one request packet without payload.
-    let (off, len) = if op.writes_locally() {
-        (0, 0)
-    } else {
+    // A READ, atomic or FLUSH is one request packet without payload.
+    let (off, len) = if op.carries_payload() {
         payload_of(k, w.hdr.length, pmtu)
+    } else {
+        (0, 0)
     };
     match op {
         SendOp::Read => {
@@ -226,6 +227,14 @@ fn send_one(
             ))
         }
         SendOp::AtomicWrite => {
+            ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
+        }
+        SendOp::Flush => {
+            let f = w.hdr.flush;
+            ext.feth = Some(Feth::new(
+                u32::from(f.placement_type),
+                u32::from(f.selectivity),
+            ));
             ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
         }
         _ if k == 0 && op.is_write() => {

@@ -41,6 +41,7 @@ use crate::stats::Counter;
 use crate::tx::{self, Sent};
 
 mod atomic;
+mod flush;
 mod read;
 
 pub(crate) use read::{reply_step, restarts_reply};
@@ -260,7 +261,9 @@ fn invalidate(qp: &Qp, rkey: u32) -> Result<(), Outcome> {
         .map_err(|why| Outcome::Unacknowledged {
             status: WcStatus::RemInvReqErr,
             why,
-        })
+        })?;
+    qp.count(Counter::MwInvalidations);
+    Ok(())
 }
 
 fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Result<(), Outcome> {
@@ -390,7 +393,7 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
                 read::replay(qp, r, pkt);
             } else if info.has(flags::ATOMIC) {
                 atomic::replay(qp, r, pkt);
-            } else if info.has(flags::ATOMIC_WRITE) {
+            } else if info.has(flags::ATOMIC_WRITE) || info.has(flags::FLUSH) {
                 atomic::replay_write(qp, r, pkt);
             } else {
                 let psn = r.psn.prev();
@@ -424,8 +427,10 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
         atomic::execute(qp, r, pkt).map(|()| 1)
     } else if info.has(flags::ATOMIC_WRITE) {
         atomic::write(qp, r, rx, pkt).map(|()| 1)
+    } else if info.has(flags::FLUSH) {
+        flush::execute(qp, r, pkt).map(|()| 1)
     } else {
-        Err(Outcome::invalid("operation not supported by rrxe (FLUSH)"))
+        Err(Outcome::invalid("operation not supported by rrxe"))
     };
     let psns = match res {
         Ok(n) => n,
@@ -469,10 +474,10 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
     if info.is_end() {
         r.msn = r.msn.wrapping_add(1);
     }
-    // READs, atomics and ATOMIC WRITEs are answered by their responses,
+    // READs, atomics, ATOMIC WRITEs and FLUSHes are answered by their responses,
     // never by an ACK (which would tell the requester that their
     // responses were lost).
-    let answered = flags::READ | flags::ATOMIC | flags::ATOMIC_WRITE;
+    let answered = flags::READ | flags::ATOMIC | flags::ATOMIC_WRITE | flags::FLUSH;
     if rc && pkt.bth().ack_req() && info.flags() & answered == 0 {
         r.ack_due = Some(pkt.psn());
     }

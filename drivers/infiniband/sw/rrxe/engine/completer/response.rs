@@ -24,7 +24,6 @@ use crate::proto::cqe::WcStatus;
 use crate::proto::opcode::{RC_RDMA_READ_RESPONSE_LAST, RC_RDMA_READ_RESPONSE_ONLY};
 use crate::proto::psn::Psn;
 use crate::proto::segment::payload_of;
-use crate::proto::wqe::SendOp;
 use crate::proto::Packet;
 use crate::qp::{send::SendSide, Qp};
 use crate::stats::Counter;
@@ -83,7 +82,7 @@ fn progress(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn, last: bool) {
 pub(super) fn read(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) {
     let psn = pkt.psn();
     match fit(qp, s, psn, |w| {
-        w.hdr.op.is_read() || w.hdr.op == SendOp::AtomicWrite
+        w.hdr.op.is_read() || w.hdr.op.empty_read_response()
     }) {
         Fit::Expected => {}
         Fit::Gap => return gap_retry(qp, s),
@@ -92,8 +91,9 @@ pub(super) fn read(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
     let pmtu = s.params.pmtu;
     let Some(h) = s.inflight.get(0) else { return };
     let k = h.first_psn.distance_to(psn);
-    // An ATOMIC WRITE is acknowledged by an empty READ RESPONSE ONLY.
-    let (off, len) = if h.hdr.op == SendOp::AtomicWrite {
+    // An ATOMIC WRITE or FLUSH is acknowledged by an empty READ RESPONSE
+    // ONLY.
+    let (off, len) = if h.hdr.op.empty_read_response() {
         (0, 0)
     } else {
         payload_of(k, h.hdr.length, pmtu)

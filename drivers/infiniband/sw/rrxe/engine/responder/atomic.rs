@@ -87,8 +87,8 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<(),
 }
 
 /// Sends the empty READ RESPONSE ONLY that acknowledges the ATOMIC WRITE
-/// at `psn`.
-fn acknowledge_write(qp: &Qp, r: &mut RecvSide, psn: Psn) {
+/// (or FLUSH) at `psn`.
+pub(super) fn acknowledge_write(qp: &Qp, r: &mut RecvSide, psn: Psn) {
     flush_ack(qp, r);
     let ext = ExtHeaders {
         aeth: Some(Aeth::from_syndrome(Syndrome::ack_unlimited(), r.msn)),
@@ -143,8 +143,8 @@ pub(super) fn write(
     Ok(())
 }
 
-/// A duplicate ATOMIC WRITE: acknowledged again if remembered, else
-/// dropped.
+/// A duplicate ATOMIC WRITE (or FLUSH): acknowledged again if
+/// remembered, else dropped.
 pub(super) fn replay_write(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) {
     let psn = pkt.psn();
     if r.res.written(psn) {

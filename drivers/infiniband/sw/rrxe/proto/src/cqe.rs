@@ -58,6 +58,8 @@ pub mod wc_opcode {
     pub const BIND_MW: u32 = 5;
     /// A local invalidate completed.
     pub const LOCAL_INV: u32 = 6;
+    /// FLUSH completed.
+    pub const FLUSH: u32 = 8;
     /// ATOMIC WRITE completed.
     pub const ATOMIC_WRITE: u32 = 9;
     /// A SEND was received.

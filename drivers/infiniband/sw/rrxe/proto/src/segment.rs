@@ -45,6 +45,7 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
         SendOp::CompareSwap => return rc.then_some(RC_COMPARE_SWAP),
         SendOp::FetchAdd => return rc.then_some(RC_FETCH_ADD),
         SendOp::AtomicWrite => return rc.then_some(RC_ATOMIC_WRITE),
+        SendOp::Flush => return rc.then_some(RC_FLUSH),
         // IBTA defines SEND with Invalidate for RC only.
         SendOp::SendInv if last => {
             return rc.then_some(if first {
@@ -90,7 +91,7 @@ pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8>
 pub const fn psn_span(op: SendOp, len: u32, pmtu: u32) -> u32 {
     if op.is_local() {
         0
-    } else if op.is_atomic() || matches!(op, SendOp::AtomicWrite) {
+    } else if op.is_atomic() || op.empty_read_response() {
         1
     } else {
         packets(len, pmtu)
@@ -145,6 +146,29 @@ mod tests {
             .map(|k| payload_of(k, 70000, 4096).1)
             .sum();
         assert_eq!(total, 70000);
+    }
+
+    #[test]
+    fn send_with_invalidate_flush_and_local_ops() {
+        let ops: [u8; 3] = core::array::from_fn(|k| {
+            request_opcode(QpType::Rc, SendOp::SendInv, k as u32, 3).unwrap()
+        });
+        assert_eq!(
+            ops,
+            [RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_LAST_WITH_INVALIDATE]
+        );
+        assert_eq!(
+            request_opcode(QpType::Rc, SendOp::SendInv, 0, 1),
+            Some(RC_SEND_ONLY_WITH_INVALIDATE)
+        );
+        assert_eq!(request_opcode(QpType::Uc, SendOp::SendInv, 0, 1), None);
+        assert_eq!(request_opcode(QpType::Uc, SendOp::SendInv, 0, 2), None);
+        assert_eq!(request_opcode(QpType::Rc, SendOp::Flush, 0, 1), Some(RC_FLUSH));
+        assert_eq!(request_opcode(QpType::Uc, SendOp::Flush, 0, 1), None);
+        assert_eq!(request_opcode(QpType::Rc, SendOp::BindMw, 0, 1), None);
+        assert_eq!(psn_span(SendOp::Flush, 1 << 20, 1024), 1);
+        assert_eq!(psn_span(SendOp::LocalInv, 0, 1024), 0);
+        assert_eq!(psn_span(SendOp::SendInv, 3000, 1024), 3);
     }
 
     #[test]

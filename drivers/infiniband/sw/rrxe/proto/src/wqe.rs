@@ -47,6 +47,8 @@ pub mod wr {
     pub const BIND_MW: u32 = 8;
     /// SEND with Invalidate.
     pub const SEND_WITH_INV: u32 = 9;
+    /// FLUSH (`ibv_wr_flush`, rdma-core 47 and later).
+    pub const FLUSH: u32 = 14;
     /// ATOMIC WRITE (8 bytes, `ibv_wr_atomic_write`).
     pub const ATOMIC_WRITE: u32 = 15;
 }
@@ -93,6 +95,9 @@ pub enum SendOp {
     LocalInv,
     /// Bind a memory window (no packet).
     BindMw,
+    /// FLUSH: makes earlier placements at the responder visible (or
+    /// persistent), acknowledged by an empty READ response.
+    Flush,
 }
 
 impl SendOp {
@@ -110,6 +115,7 @@ impl SendOp {
             wr::SEND_WITH_INV => Some(Self::SendInv),
             wr::LOCAL_INV => Some(Self::LocalInv),
             wr::BIND_MW => Some(Self::BindMw),
+            wr::FLUSH => Some(Self::Flush),
             _ => None,
         }
     }
@@ -144,10 +150,23 @@ impl SendOp {
         matches!(self, Self::CompareSwap | Self::FetchAdd)
     }
 
-    /// Completed by its response (READ, atomics, ATOMIC WRITE), not by
-    /// an ACK; counts against `max_rd_atomic`.
+    /// Completed by its response (READ, atomics, ATOMIC WRITE, FLUSH),
+    /// not by an ACK; counts against `max_rd_atomic` (each takes a
+    /// responder resource).
     pub const fn needs_response(self) -> bool {
-        self.is_read() || self.is_atomic() || matches!(self, Self::AtomicWrite)
+        self.is_read() || self.is_atomic() || self.empty_read_response()
+    }
+
+    /// Acknowledged by a READ RESPONSE ONLY without payload (ATOMIC WRITE,
+    /// FLUSH).
+    pub const fn empty_read_response(self) -> bool {
+        matches!(self, Self::AtomicWrite | Self::Flush)
+    }
+
+    /// Its request packets carry the WQE's data (SEND, WRITE, ATOMIC
+    /// WRITE).
+    pub const fn carries_payload(self) -> bool {
+        !(self.writes_locally() || self.is_local() || matches!(self, Self::Flush))
     }
 
     /// Writes the response's data into its local buffers (READ, atomics).
@@ -167,6 +186,7 @@ impl SendOp {
             Self::CompareSwap => wc_opcode::COMP_SWAP,
             Self::FetchAdd => wc_opcode::FETCH_ADD,
             Self::AtomicWrite => wc_opcode::ATOMIC_WRITE,
+            Self::Flush => wc_opcode::FLUSH,
         }
     }
 }
@@ -198,6 +218,9 @@ pub enum WqeError {
     InlineLength(u32),
     /// Total length above 2^31 (the RoCE message limit).
     Length,
+    /// A FLUSH placement type or selectivity level IBTA does not define
+    /// (`IB_WC_LOC_QP_OP_ERR`).
+    Flush,
 }
 
 /// Largest message (`max_msg_sz`).
@@ -228,6 +251,17 @@ pub struct SendWqeHdr {
     pub length: u32,
     /// BIND_MW: the bind request (zero for other operations).
     pub bind: MwBind,
+    /// FLUSH: placement type and selectivity level (FETH).
+    pub flush: FlushReq,
+}
+
+/// What a FLUSH asks for (`wr.flush.type` and `.level`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlushReq {
+    /// Placement type bits (`IB_FLUSH_GLOBAL`, `IB_FLUSH_PERSISTENT`).
+    pub placement_type: u8,
+    /// Selectivity level (`IB_FLUSH_RANGE`, `IB_FLUSH_MR`).
+    pub selectivity: u8,
 }
 
 impl SendWqeHdr {
@@ -287,7 +321,10 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
     // `wr.rdma` and `wr.atomic` share the remote address; the rkey
     // follows the address (rdma) or the two operands (atomic).
     let remote_addr = u64_at(b, 24).ok_or(err(WqeError::Truncated))?;
-    let (rkey, compare_add, swap) = if op.is_atomic() {
+    let (rkey, compare_add, swap) = if op == SendOp::Flush {
+        // `wr.flush`: the rkey follows a (unused) 32-bit length.
+        (u32_at(b, 36).ok_or(err(WqeError::Truncated))?, 0, 0)
+    } else if op.is_atomic() {
         (
             u32_at(b, 48).ok_or(err(WqeError::Truncated))?,
             u64_at(b, 32).ok_or(err(WqeError::Truncated))?,
@@ -302,7 +339,22 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
     }
     let room = b.len() - SEND_WQE_HDR;
     let mut bind = MwBind::default();
-    let (num_sge, length) = if op.is_local() {
+    let mut flush = FlushReq::default();
+    let (num_sge, length) = if op == SendOp::Flush {
+        // No payload: the length of the range to flush is `dma.length`.
+        flush = FlushReq {
+            placement_type: *b.get(40).ok_or(err(WqeError::Truncated))?,
+            selectivity: *b.get(41).ok_or(err(WqeError::Truncated))?,
+        };
+        if flush.placement_type & !3 != 0 || flush.selectivity > 1 {
+            return Err(err(WqeError::Flush));
+        }
+        let len = u32_at(b, SEND_WQE_DMA).ok_or(err(WqeError::Truncated))?;
+        if u64::from(len) > MAX_MSG_LEN {
+            return Err(err(WqeError::Length));
+        }
+        (0, len)
+    } else if op.is_local() {
         // No payload; a bind carries its request in `wr.mw`.
         if op == SendOp::BindMw {
             bind = MwBind::decode(b).ok_or(err(WqeError::Truncated))?;
@@ -340,6 +392,7 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         num_sge,
         length,
         bind,
+        flush,
     })
 }
 
@@ -479,6 +532,41 @@ mod tests {
             decode_send(&inline, 1, 16),
             Err((0x1122, WqeError::Flags(send_flags::INLINE)))
         );
+    }
+
+    #[test]
+    fn decodes_flush_and_memory_window_ops() {
+        let mut b = send_slot(wr::FLUSH, send_flags::SIGNALED, &[]);
+        b[36..40].copy_from_slice(&0x4242u32.to_ne_bytes());
+        b[40] = 1; // IB_FLUSH_GLOBAL
+        b[41] = 1; // IB_FLUSH_MR
+        b[SEND_WQE_DMA..SEND_WQE_DMA + 4].copy_from_slice(&4096u32.to_ne_bytes());
+        let h = decode_send(&b, 1, 0).unwrap();
+        assert_eq!((h.op, h.rkey, h.length, h.num_sge), (SendOp::Flush, 0x4242, 4096, 0));
+        assert_eq!(
+            h.flush,
+            FlushReq {
+                placement_type: 1,
+                selectivity: 1
+            }
+        );
+        assert!(h.op.needs_response() && h.op.empty_read_response() && !h.op.carries_payload());
+        assert_eq!(h.op.wc_opcode(), super::super::cqe::wc_opcode::FLUSH);
+        b[40] = 4;
+        assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::Flush)));
+        b[40] = 1;
+        b[41] = 2;
+        assert_eq!(decode_send(&b, 1, 0), Err((0x1122, WqeError::Flush)));
+
+        let b = send_slot(wr::LOCAL_INV, send_flags::SIGNALED, &[(0, 64, 1)]);
+        let h = decode_send(&b, 1, 0).unwrap();
+        assert_eq!((h.op, h.length, h.num_sge), (SendOp::LocalInv, 0, 0));
+        assert_eq!(h.invalidate_rkey(), u32::from_ne_bytes([1, 2, 3, 4]));
+        assert!(h.op.is_local() && !h.op.carries_payload() && !h.op.needs_response());
+        let h = decode_send(&send_slot(wr::BIND_MW, 0, &[]), 1, 0).unwrap();
+        assert_eq!((h.op, h.bind.addr), (SendOp::BindMw, 0xdead_0000));
+        let h = decode_send(&send_slot(wr::SEND_WITH_INV, 0, &[(0, 64, 1)]), 1, 0).unwrap();
+        assert!(h.op.is_send() && h.op.carries_payload() && h.length == 64);
     }
 
     #[test]

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""FLUSH (IBTA 1.5) through pyverbs and stock librxe, requester QP a on
+DEV_A, responder QP b on DEV_B (the same device or not).  Debian 12's
+librxe (rdma-core 44) has no ibv_wr_flush, so this writes the FLUSH WQE
+into a's mapped send ring itself, in the layout later librxe versions
+write (struct rxe_send_wqe: opcode 14, wr.flush.rkey/type/level, iova and
+dma.length), publishes it with the ring's producer index and rings the
+doorbell with an empty ibv_wr_start/ibv_wr_complete batch, exactly as
+librxe does.  Checks: a global FLUSH of a range and of a whole region
+after a WRITE (opcode IBV_WC_FLUSH, byte_len the range's length), FLUSH
+without the region's or the QP's FLUSH right, past the region's end,
+persistent FLUSH (no region can have the right: rrxe does not claim it,
+C rxe refuses it on ordinary memory), a classic ibv_post_send with opcode
+14 (librxe sends rkey 0).  Prints one line per check; the scenario runs
+it on rrxe and on C rxe, and across drivers, and compares the lines.
+usage: flush_test.py DEV_A GIDX_A DEV_B GIDX_B"""
+import ctypes
+import struct
+import sys
+
+import pyverbs.enums as e
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
+from pyverbs.wr import SGE, SendWR
+
+sys.path.insert(0, sys.path[0])
+from verbs_util import connect, expect, poll, state  # noqa: E402
+
+WR_FLUSH, WC_FLUSH = 14, 8
+ACC_FLUSH_GLOBAL, ACC_FLUSH_PERSISTENT = 1 << 8, 1 << 9
+PLT_GLOBAL, PLT_PERSISTENT = 1, 2
+SEL_RANGE, SEL_MR = 0, 1
+SIZE = 16384
+ALL = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+       | e.IBV_ACCESS_REMOTE_ATOMIC)
+OPS = e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_RDMA_WRITE | e.IBV_QP_EX_WITH_RDMA_READ
+# struct rxe_queue_buf
+PROD, DATA = 128, 384
+
+
+class Dev:
+    def __init__(self, name, gidx):
+        self.ctx = Context(name=name)
+        self.gidx = gidx
+        self.gid = self.ctx.query_gid(1, gidx)
+        self.pd = PD(self.ctx)
+
+
+def uverbs_maps():
+    out = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "/dev/infiniband/uverbs" in line:
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                out.add((lo, hi))
+    return out
+
+
+class SendRing:
+    """A QP's mapped send ring, as librxe maps it."""
+
+    def __init__(self, lo, hi):
+        self.mem = (ctypes.c_char * (hi - lo)).from_address(lo)
+        self.log2, self.mask = struct.unpack_from("<II", self.mem, 0)
+
+    def push(self, wqe):
+        prod = struct.unpack_from("<I", self.mem, PROD)[0]
+        off = DATA + ((prod & self.mask) << self.log2)
+        ctypes.memset(ctypes.addressof(self.mem) + off, 0, 1 << self.log2)
+        ctypes.memmove(ctypes.addressof(self.mem) + off, wqe, len(wqe))
+        struct.pack_into("<I", self.mem, PROD, (prod + 1) & self.mask)
+
+
+def requester(d, cq):
+    """QPEx a and its send ring (the new mapping with the larger slots)."""
+    before = uverbs_maps()
+    qp = QPEx(d.ctx, QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, pd=d.pd,
+                                  cap=QPCap(max_send_wr=16, max_recv_wr=4, max_send_sge=1, max_recv_sge=1),
+                                  comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                                  send_ops_flags=OPS))
+    rings = [SendRing(lo, hi) for lo, hi in uverbs_maps() - before]
+    assert len(rings) == 2, f"{len(rings)} new ring mappings"
+    return qp, max(rings, key=lambda r: r.log2)
+
+
+def pair(b_access=ALL | ACC_FLUSH_GLOBAL):
+    ca, cb = CQ(A.ctx, 32), CQ(B.ctx, 32)
+    a, ring = requester(A, ca)
+    from pyverbs.qp import QP, QPInitAttr
+    b = QP(B.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cb, rcq=cb,
+                            cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)))
+    connect(a, b.qp_num, B.gid, A.gidx, ALL, max_rd_atomic=4, max_dest_rd_atomic=4)
+    connect(b, a.qp_num, A.gid, B.gidx, b_access, max_rd_atomic=4, max_dest_rd_atomic=4)
+    return a, ring, b, ca
+
+
+def flush(a, ring, wr_id, rkey, va, length, plt, sel):
+    """Posts a FLUSH WQE as rdma-core 47's wr_flush writes it."""
+    w = bytearray(208)
+    struct.pack_into("<QIII", w, 0, wr_id, 0, WR_FLUSH, e.IBV_SEND_SIGNALED)
+    struct.pack_into("<QIIBB", w, 24, va, length, rkey, plt, sel)
+    struct.pack_into("<Q", w, 152, va)              # iova
+    struct.pack_into("<II", w, 184, length, length)  # dma.length, dma.resid
+    ring.push(bytes(w))
+    a.wr_start()
+    a.wr_complete()
+
+
+A = Dev(sys.argv[1], int(sys.argv[2]))
+B = Dev(sys.argv[3], int(sys.argv[4]))
+src = MR(A.pd, SIZE, ALL)
+dst = MR(B.pd, SIZE, ALL | ACC_FLUSH_GLOBAL)
+plain = MR(B.pd, SIZE, ALL)
+
+# WRITE, then a global FLUSH of its range and of the whole region.
+a, ring, b, ca = pair()
+data = bytes((i * 9 + 4) & 0xff for i in range(4096))
+src.write(data, 4096)
+a.wr_start()
+a.wr_id, a.wr_flags = 1, e.IBV_SEND_SIGNALED
+a.wr_rdma_write(dst.rkey, dst.buf + 1024)
+a.wr_set_sge(SGE(src.buf, 4096, src.lkey))
+a.wr_complete()
+flush(a, ring, 2, dst.rkey, dst.buf + 1024, 4096, PLT_GLOBAL, SEL_RANGE)
+flush(a, ring, 3, dst.rkey, dst.buf, 0, PLT_GLOBAL, SEL_MR)
+wcs = poll(ca, "write + flushes", 3)
+expect(wcs[0], e.IBV_WC_SUCCESS, "WRITE 4 KiB", e.IBV_WC_RDMA_WRITE, 4096)
+expect(wcs[1], e.IBV_WC_SUCCESS, "global FLUSH of the written range", WC_FLUSH, 4096)
+expect(wcs[2], e.IBV_WC_SUCCESS, "global FLUSH of the whole region", WC_FLUSH, 0)
+assert [w.wr_id for w in wcs] == [1, 2, 3], [w.wr_id for w in wcs]
+assert dst.read(4096, 1024) == data, "WRITE data differs"
+print("ok: completions in order, WRITE data in place")
+
+# A FLUSH that is not answered keeps nothing else from completing: 8 in a row.
+for i in range(8):
+    flush(a, ring, 10 + i, dst.rkey, dst.buf + i * 512, 512, PLT_GLOBAL, SEL_RANGE)
+wcs = poll(ca, "8 flushes", 8)
+assert [w.wr_id for w in wcs] == list(range(10, 18)) and all(w.status == 0 for w in wcs), \
+    [(w.wr_id, w.status) for w in wcs]
+print("ok: 8 FLUSHes in a row (max_rd_atomic 4) completed in order")
+
+# Errors.
+for what, rkey, va, length, plt, b_access, status in (
+        ("FLUSH of a region without the FLUSH right", plain.rkey, plain.buf, 64, PLT_GLOBAL,
+         ALL | ACC_FLUSH_GLOBAL, e.IBV_WC_REM_ACCESS_ERR),
+        ("FLUSH past the region's end", dst.rkey, dst.buf + SIZE - 32, 64, PLT_GLOBAL,
+         ALL | ACC_FLUSH_GLOBAL, e.IBV_WC_REM_ACCESS_ERR),
+        ("FLUSH with a wrong rkey", dst.rkey ^ 0x80, dst.buf, 64, PLT_GLOBAL, ALL | ACC_FLUSH_GLOBAL,
+         e.IBV_WC_REM_ACCESS_ERR),
+        ("global FLUSH to a QP without the FLUSH right", dst.rkey, dst.buf, 64, PLT_GLOBAL, ALL,
+         e.IBV_WC_REM_INV_REQ_ERR),
+        ("persistent FLUSH (no region has the right)", dst.rkey, dst.buf, 64, PLT_PERSISTENT,
+         ALL | ACC_FLUSH_GLOBAL | ACC_FLUSH_PERSISTENT, e.IBV_WC_REM_ACCESS_ERR)):
+    a, ring, b, ca = pair(b_access)
+    flush(a, ring, 20, rkey, va, length, plt, SEL_RANGE)
+    expect(poll(ca, what)[0], status, what)
+    assert state(b) == e.IBV_QPS_ERR, f"{what}: responder state {state(b)}"
+    print(f"ok: {what}: responder in the error state")
+
+try:
+    MR(B.pd, SIZE, ALL | ACC_FLUSH_PERSISTENT)
+    raise AssertionError("a region with the persistent FLUSH right was registered")
+except PyverbsRDMAError:
+    print("ok: registration with IB_ACCESS_FLUSH_PERSISTENT refused")
+
+# The classic ibv_post_send cannot express FLUSH: librxe 44 sends rkey 0.
+a, ring, b, ca = pair()
+a.post_send(SendWR(wr_id=30, opcode=WR_FLUSH, num_sge=1, sg=[SGE(src.buf, 64, src.lkey)],
+                   send_flags=e.IBV_SEND_SIGNALED))
+expect(poll(ca, "post_send flush")[0], e.IBV_WC_REM_ACCESS_ERR, "FLUSH through ibv_post_send (rkey 0)")
+print("flush_test: all checks passed")

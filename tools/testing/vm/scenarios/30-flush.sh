@@ -1,0 +1,48 @@
+# FLUSH (flush_test.py; librxe 44 cannot post one, the script writes the
+# WQE into the mapped send ring as later librxe versions do and rings the
+# doorbell as librxe does), on rrxe and on C rxe and across drivers both
+# ways: global FLUSH of a range and of a whole region after a WRITE, eight
+# in a row, and the errors (region or QP without the FLUSH right, past the
+# region's end, wrong rkey, persistent FLUSH, which neither driver can
+# serve on ordinary memory, and a classic ibv_post_send with opcode 14).
+# Every run must print the same check lines.
+#
+# C rxe computes the ICRC of FLUSH over the headers twice (its opcode
+# table gives FLUSH no payload offset) and drops FLUSH packets that carry
+# IBTA's.  rrxe accepts both on receive; it sends IBTA's unless loaded with
+# flush_icrc_rxe=1, which the rrxe -> C rxe run uses.
+rrxe_and_c_rxe
+out_r=$(timeout 120 /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/flush_test.py" rrxe0 "$GID_RRXE" rrxe0 "$GID_RRXE" 2>&1) ||
+	fail "flush_test on rrxe: $out_r"
+echo "$out_r"
+if c_rxe_half; then
+	for args in "rxe0 $GID_RXE rxe0 $GID_RXE" "rxe0 $GID_RXE rrxe0 $GID_RRXE" reload \
+		"rrxe0 $GID_RRXE rxe0 $GID_RXE" "rrxe0 $GID_RRXE rrxe0 $GID_RRXE"; do
+		if [ "$args" = reload ]; then
+			rdma link delete rrxe0
+			rmmod rdma_rrxe
+			modprobe rdma_rrxe flush_icrc_rxe=1
+			rdma link add rrxe0 type rrxe netdev veth0
+			wait_for 10 gid_index rrxe0 0000:0000:0000:0000:0000:ffff:0a00:0001 >/dev/null ||
+				fail "rrxe0 IPv4 GID missing after the reload"
+			GID_RRXE=$(gid_index rrxe0 0000:0000:0000:0000:0000:ffff:0a00:0001)
+			note "rdma_rrxe reloaded with flush_icrc_rxe=1"
+			continue
+		fi
+		# shellcheck disable=SC2086
+		out=$(timeout 120 /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/flush_test.py" $args 2>&1) ||
+			fail "flush_test $args: $out"
+		if [ "$out" != "$out_r" ]; then
+			echo "$out_r" >/tmp/flush-rrxe.txt
+			echo "$out" >/tmp/flush-other.txt
+			diff /tmp/flush-rrxe.txt /tmp/flush-other.txt | sed 's/^/  # /'
+			fail "flush_test $args differs from rrxe to rrxe (above: < rrxe, > $args)"
+		fi
+		note "flush_test $(set -- $args; echo "requester $1, responder $3"): identical"
+	done
+fi
+note "$(rdma statistic show link rrxe0/1 | grep -o 'flushes_executed [0-9]*')"
+rdma link delete rxe0
+rdma link delete rrxe0
+ip netns del nsrxe
+rmmod rdma_rrxe
