@@ -89,7 +89,7 @@ enum { QPS_RESET, QPS_INIT, QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE, QPS_ERR };
 enum { QPT_RC = 2 };
 /* IB_WR_* as user space numbers them (enum ib_uverbs_wr_opcode). */
 enum { WR_RDMA_WRITE = 0, WR_SEND = 2, WR_RDMA_READ = 4, WR_ATOMIC_CMP_AND_SWP = 5,
-       WR_BIND_MW = 8, WR_DRIVER1 = 11 };
+       WR_LOCAL_INV = 7, WR_BIND_MW = 8, WR_SEND_WITH_INV = 9, WR_DRIVER1 = 11, WR_FLUSH = 14 };
 enum { SEND_SIGNALED = 2, SEND_INLINE = 8 };
 enum { ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2 };
 
@@ -731,8 +731,8 @@ static const struct send_case send_cases[] = {
 	{"control: SEND 64 B from the MR", MUST_SUCCEED},
 	{"opcode 0x1234", MUST_FAIL},
 	{"opcode 0xffffffff", MUST_FAIL},
-	{"opcode RDMA_READ (not implemented)", MUST_FAIL},
-	{"opcode ATOMIC_CMP_AND_SWP (not implemented)", MUST_FAIL},
+	{"opcode RDMA_READ (QP without remote read)", MUST_FAIL},
+	{"opcode ATOMIC_CMP_AND_SWP (QP without remote atomic)", MUST_FAIL},
 	{"opcode BIND_MW", MUST_FAIL},
 	{"opcode DRIVER1", MUST_FAIL},
 	{"send_flags 0xffffffff", MUST_FAIL},
@@ -753,6 +753,12 @@ static const struct send_case send_cases[] = {
 	{"RDMA WRITE past the MR's end", MUST_FAIL},
 	{"valid inline SEND, kernel-owned fields garbage", ANY},
 	{"SEND, num_sge 0, dma.length 0xffffffff", ANY},
+	{"LOCAL_INV of key 0xdeadbeef", MUST_FAIL},
+	{"BIND_MW of window 0xdeadbeef to the MR", MUST_FAIL},
+	{"LOCAL_INV of the MR's own key", MUST_FAIL},
+	{"FLUSH, placement type 0xff", MUST_FAIL},
+	{"FLUSH, rkey 0xdeadbeef", MUST_FAIL},
+	{"SEND with Invalidate of key 0xdeadbeef", ANY},
 	{"random bytes", ANY},
 };
 
@@ -859,6 +865,44 @@ static void send_case_fill(unsigned int i, struct rxe_send_wqe *w, size_t slot_l
 	case 25:
 		w->dma.num_sge = 0;
 		w->dma.length = 0xffffffff;
+		break;
+	case 26:
+		w->wr.opcode = WR_LOCAL_INV;
+		w->wr.ex.invalidate_rkey = 0xdeadbeef;
+		w->dma.num_sge = 0;
+		break;
+	case 27:
+		/* wr.mw: addr, length, mr_lkey, mw_rkey, rkey, access */
+		w->wr.opcode = WR_BIND_MW;
+		w->dma.num_sge = 0;
+		w->wr.wr.mw.addr = base;
+		w->wr.wr.mw.length = 4096;
+		w->wr.wr.mw.mr_lkey = d->lkey;
+		w->wr.wr.mw.mw_rkey = 0xdeadbeef;
+		w->wr.wr.mw.rkey = 0x42;
+		w->wr.wr.mw.access = ACCESS_REMOTE_WRITE;
+		break;
+	case 28:
+		w->wr.opcode = WR_LOCAL_INV;
+		w->wr.ex.invalidate_rkey = d->rkey;
+		w->dma.num_sge = 0;
+		break;
+	case 29:
+	case 30: {
+		/* wr.flush (newer uapi): rkey at 36, type at 40, level at 41 */
+		uint32_t rkey = i == 29 ? d->rkey : 0xdeadbeef;
+
+		w->wr.opcode = WR_FLUSH;
+		w->dma.num_sge = 0;
+		w->wr.wr.rdma.remote_addr = base;
+		w->iova = base;
+		memcpy((char *)w + 36, &rkey, 4);
+		((uint8_t *)w)[40] = i == 29 ? 0xff : 1;
+		break;
+	}
+	case 31:
+		w->wr.opcode = WR_SEND_WITH_INV;
+		w->wr.ex.invalidate_rkey = 0xdeadbeef;
 		break;
 	default:
 		fill_random(w, slot_len);
