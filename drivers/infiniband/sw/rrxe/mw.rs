@@ -185,6 +185,25 @@ impl MwTable {
         if mw.kind == MwType::Two && b.length == 0 {
             return Err("type 2 bind of length 0");
         }
+        // The region (unless this unbinds a type 1 window), checked before
+        // the window's lock is taken.
+        let mr = if b.length == 0 {
+            None
+        } else {
+            let mr = mrs.lookup(b.mr_lkey).ok_or("unknown region")?;
+            if mr.pd() != pd {
+                return Err("region in another PD than the window");
+            }
+            if mr.access() & MW_BIND == 0 {
+                return Err("region does not allow binding windows");
+            }
+            if b.access & (REMOTE_WRITE | REMOTE_ATOMIC) != 0 && mr.access() & LOCAL_WRITE == 0 {
+                return Err("remote write through a region without local write");
+            }
+            mr.check(pd, b.addr, b.length, 0)
+                .map_err(|_| "window outside the region")?;
+            Some(mr)
+        };
         let mut g = mw.inner.lock();
         if g.rkey != b.mw_rkey {
             return Err("unknown memory window");
@@ -192,38 +211,18 @@ impl MwTable {
         if mw.kind == MwType::Two && g.binding.is_some() {
             return Err("type 2 window already bound");
         }
-        let rkey = make_key(mw.index, b.rkey as u8);
-        if b.length == 0 {
-            let old = g.unbind();
-            g.rkey = rkey;
-            drop(g);
-            drop(old);
-            return Ok(());
-        }
-        let mr = mrs.lookup(b.mr_lkey).ok_or("unknown region")?;
-        if mr.pd() != pd {
-            return Err("region in another PD than the window");
-        }
-        if mr.access() & MW_BIND == 0 {
-            return Err("region does not allow binding windows");
-        }
-        if b.access & (REMOTE_WRITE | REMOTE_ATOMIC) != 0 && mr.access() & LOCAL_WRITE == 0 {
-            return Err("remote write through a region without local write");
-        }
-        mr.check(pd, b.addr, b.length, 0)
-            .map_err(|_| "window outside the region")?;
-        if !mr.hold_window() {
+        if mr.as_ref().is_some_and(|mr| !mr.hold_window()) {
             return Err("region being deregistered");
         }
         let old = g.unbind();
-        g.binding = Some(Binding {
+        g.binding = mr.map(|mr| Binding {
             mr,
             addr: b.addr,
             len: b.length,
             access: b.access,
             qp: (mw.kind == MwType::Two).then_some(qp),
         });
-        g.rkey = rkey;
+        g.rkey = make_key(mw.index, b.rkey as u8);
         drop(g);
         drop(old);
         Ok(())
