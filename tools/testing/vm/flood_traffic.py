@@ -21,9 +21,7 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
 from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
@@ -43,12 +41,9 @@ class CleanFailure(Exception):
     pass
 
 
-class Dev:
+class Dev(verbs_util.Device):
     def __init__(self, name, gidx):
-        self.ctx = Context(name=name)
-        self.gidx = gidx
-        self.gid = self.ctx.query_gid(1, gidx)
-        self.pd = PD(self.ctx)
+        super().__init__(name, gidx)
         self.cq = CQ(self.ctx, 256)
 
 

@@ -20,15 +20,13 @@ import sys
 
 import pyverbs.enums as e
 from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import connect, expect, poll, state  # noqa: E402
+from verbs_util import Device, connect, expect, poll, post_ex, state  # noqa: E402
 
 WR_FLUSH, WC_FLUSH = 14, 8
 ACC_FLUSH_GLOBAL, ACC_FLUSH_PERSISTENT = 1 << 8, 1 << 9
@@ -40,14 +38,6 @@ ALL = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOT
 OPS = e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_RDMA_WRITE | e.IBV_QP_EX_WITH_RDMA_READ
 # struct rxe_queue_buf
 PROD, DATA = 128, 384
-
-
-class Dev:
-    def __init__(self, name, gidx):
-        self.ctx = Context(name=name)
-        self.gidx = gidx
-        self.gid = self.ctx.query_gid(1, gidx)
-        self.pd = PD(self.ctx)
 
 
 def uverbs_maps():
@@ -110,8 +100,8 @@ def flush(a, ring, wr_id, rkey, va, length, plt, sel):
     a.wr_complete()
 
 
-A = Dev(sys.argv[1], int(sys.argv[2]))
-B = Dev(sys.argv[3], int(sys.argv[4]))
+A = Device(sys.argv[1], int(sys.argv[2]))
+B = Device(sys.argv[3], int(sys.argv[4]))
 src = MR(A.pd, SIZE, ALL)
 dst = MR(B.pd, SIZE, ALL | ACC_FLUSH_GLOBAL)
 plain = MR(B.pd, SIZE, ALL)
@@ -120,11 +110,7 @@ plain = MR(B.pd, SIZE, ALL)
 a, ring, b, ca = pair()
 data = bytes((i * 9 + 4) & 0xff for i in range(4096))
 src.write(data, 4096)
-a.wr_start()
-a.wr_id, a.wr_flags = 1, e.IBV_SEND_SIGNALED
-a.wr_rdma_write(dst.rkey, dst.buf + 1024)
-a.wr_set_sge(SGE(src.buf, 4096, src.lkey))
-a.wr_complete()
+post_ex(a, 1, lambda: a.wr_rdma_write(dst.rkey, dst.buf + 1024), SGE(src.buf, 4096, src.lkey))
 flush(a, ring, 2, dst.rkey, dst.buf + 1024, 4096, PLT_GLOBAL, SEL_RANGE)
 flush(a, ring, 3, dst.rkey, dst.buf, 0, PLT_GLOBAL, SEL_MR)
 wcs = poll(ca, "write + flushes", 3)

@@ -21,9 +21,7 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
 from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
@@ -39,12 +37,9 @@ RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 PSNS = {e.IBV_QPT_RC: 0x1000, e.IBV_QPT_UC: 0x2000}
 
 
-class Dev:
+class Dev(verbs_util.Device):
     def __init__(self, name, gidx):
-        self.ctx = Context(name=name)
-        self.gidx = gidx
-        self.gid = self.ctx.query_gid(1, gidx)
-        self.pd = PD(self.ctx)
+        super().__init__(name, gidx)
         self.cq = CQ(self.ctx, 64)
         self.mr = MR(self.pd, MRSIZE, RW)
 

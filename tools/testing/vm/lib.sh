@@ -82,17 +82,58 @@ gid_index() {
 # namespace nsrxe, see verbs_on_both), each once its IPv4 RoCE v2 GID is
 # there; GID_RRXE and GID_RXE are set to those GIDs' indices.
 rrxe_and_c_rxe() {
-	local ga=0000:0000:0000:0000:0000:ffff:0a00:0001 gb=0000:0000:0000:0000:0000:ffff:0a00:0002
+	local gb=0000:0000:0000:0000:0000:ffff:0a00:0002
 	mkveth veth0 veth1
 	ip addr add 10.0.0.1/24 dev veth0
-	modprobe rdma_rrxe
-	rdma link add rrxe0 type rrxe netdev veth0
+	rrxe0_up
 	c_rxe_in_ns veth1 rxe0
 	ip netns exec nsrxe ip addr add 10.0.0.2/24 dev veth1
-	wait_for 10 gid_index rrxe0 $ga >/dev/null || fail "rrxe0 IPv4 GID missing"
 	wait_for 10 gid_index rxe0 $gb >/dev/null || fail "rxe0 IPv4 GID missing"
-	GID_RRXE=$(gid_index rrxe0 $ga)
 	GID_RXE=$(gid_index rxe0 $gb)
+}
+
+# Loads rdma_rrxe (with module parameters "$@") and adds rrxe0 on veth0
+# (10.0.0.1, see rrxe_and_c_rxe); GID_RRXE is its IPv4 GID's index.
+rrxe0_up() {
+	local ga=0000:0000:0000:0000:0000:ffff:0a00:0001
+	modprobe rdma_rrxe "$@"
+	rdma link add rrxe0 type rrxe netdev veth0
+	wait_for 10 gid_index rrxe0 $ga >/dev/null || fail "rrxe0 IPv4 GID missing"
+	GID_RRXE=$(gid_index rrxe0 $ga)
+}
+
+# Fails the scenario, showing the difference, unless outputs $2 and $3 of
+# check $1 have the same lines, but for those matching the grep pattern $4
+# (named deviations; none if empty).
+same_lines() {
+	local t=$1 a=$2 b=$3 skip=${4:-} f=/tmp/${1//[^A-Za-z0-9_-]/_}
+	if [ -n "$skip" ]; then
+		a=$(grep -v "$skip" <<<"$a" || true)
+		b=$(grep -v "$skip" <<<"$b" || true)
+	fi
+	if [ "$a" != "$b" ]; then
+		echo "$a" >"$f-1.txt"
+		echo "$b" >"$f-2.txt"
+		diff "$f-1.txt" "$f-2.txt" | sed 's/^/  # /'
+		fail "$t: outputs differ (above: < first, > second)"
+	fi
+}
+
+# Runs the pyverbs check SCRIPT.py (in tools/testing/vm) on rrxe0 and,
+# unless c_rxe_half skips it, on C rxe's rxe0 (see rrxe_and_c_rxe), and
+# fails unless both print the same lines but for those matching the grep
+# pattern $2 (C rxe's named deviations).  The outputs are left in OUT_RRXE
+# and OUT_RXE (empty when the C rxe half is skipped).
+same_on_both() {
+	local t=$1 skip=${2:-} py=$RRXE_TOP/tools/testing/vm/$1.py
+	OUT_RRXE=$(timeout 120 /usr/bin/python3 "$py" rrxe0 "$GID_RRXE" 2>&1) ||
+		fail "$t on rrxe: $OUT_RRXE"
+	echo "$OUT_RRXE"
+	OUT_RXE=
+	c_rxe_half || return 0
+	OUT_RXE=$(ip netns exec nsrxe timeout 120 /usr/bin/python3 "$py" rxe0 "$GID_RXE" 2>&1) ||
+		fail "$t on C rxe: $OUT_RXE"
+	same_lines "$t" "$OUT_RRXE" "$OUT_RXE" "$skip"
 }
 
 # Runs the pyverbs test SCRIPT (in tools/testing/vm) against rrxe0 on veth0

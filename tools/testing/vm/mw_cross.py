@@ -10,14 +10,12 @@ import sys
 
 import pyverbs.enums as e
 from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR, MW, MWBindInfo
-from pyverbs.pd import PD
 from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import connect, expect, poll, state  # noqa: E402
+from verbs_util import Device, connect, expect, poll, post_ex as post, state  # noqa: E402
 
 SIZE = 16384
 WIN = 4096
@@ -27,27 +25,15 @@ OPS = (e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_RDMA_WRITE | e.IBV_QP_EX_WITH_RD
        | e.IBV_QP_EX_WITH_LOCAL_INV | e.IBV_QP_EX_WITH_BIND_MW | e.IBV_QP_EX_WITH_SEND_WITH_INV)
 
 
-class Side:
+class Side(Device):
     def __init__(self, name, gidx):
-        self.ctx = Context(name=name)
-        self.gidx = gidx
-        self.gid = self.ctx.query_gid(1, gidx)
-        self.pd = PD(self.ctx)
+        super().__init__(name, gidx)
         self.cq = CQ(self.ctx, 64)
         self.mr = MR(self.pd, SIZE, ALL | e.IBV_ACCESS_MW_BIND)
         self.qp = QPEx(self.ctx, QPInitAttrEx(
             qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, pd=self.pd,
             cap=QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1),
             comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, send_ops_flags=OPS))
-
-
-def post(q, wr_id, build, sge=None):
-    q.wr_start()
-    q.wr_id, q.wr_flags = wr_id, e.IBV_SEND_SIGNALED
-    build()
-    if sge is not None:
-        q.wr_set_sge(sge)
-    q.wr_complete()
 
 
 A = Side(sys.argv[1], int(sys.argv[2]))

@@ -26,7 +26,7 @@ from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import connect, expect, poll, state  # noqa: E402
+from verbs_util import connect, expect, poll, post_ex as post, state  # noqa: E402
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 c_rxe = dev.startswith("rxe")
@@ -60,15 +60,6 @@ def pair():
     connect(a, b.qp_num, gid, gidx, ALL, max_rd_atomic=4, max_dest_rd_atomic=4)
     connect(b, a.qp_num, gid, gidx, ALL, max_rd_atomic=4, max_dest_rd_atomic=4)
     return a, b, ca, cb
-
-
-def post(q, wr_id, build, sge=None):
-    q.wr_start()
-    q.wr_id, q.wr_flags = wr_id, e.IBV_SEND_SIGNALED
-    build()
-    if sge is not None:
-        q.wr_set_sge(sge)
-    q.wr_complete()
 
 
 def local_error(wc, status, what):

@@ -7,10 +7,34 @@ import time
 import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 
 MTUS = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024, 2048: e.IBV_MTU_2048,
         4096: e.IBV_MTU_4096}
+
+
+class Device:
+    """An opened device, the GID index its QPs send from (and that GID),
+    and a PD."""
+
+    def __init__(self, name, gidx):
+        self.ctx = Context(name=name)
+        self.gidx = gidx
+        self.gid = self.ctx.query_gid(1, gidx)
+        self.pd = PD(self.ctx)
+
+
+def post_ex(q, wr_id, build, sge=None):
+    """Posts one signaled WR on ibv_qp_ex `q`: `build()` calls the
+    ibv_wr_* builder, `sge` (if any) is its one SGE."""
+    q.wr_start()
+    q.wr_id, q.wr_flags = wr_id, e.IBV_SEND_SIGNALED
+    build()
+    if sge is not None:
+        q.wr_set_sge(sge)
+    q.wr_complete()
 
 
 def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeout=14, retry_cnt=3,

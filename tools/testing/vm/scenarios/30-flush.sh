@@ -21,23 +21,14 @@ if c_rxe_half; then
 		if [ "$args" = reload ]; then
 			rdma link delete rrxe0
 			rmmod rdma_rrxe
-			modprobe rdma_rrxe flush_icrc_rxe=1
-			rdma link add rrxe0 type rrxe netdev veth0
-			wait_for 10 gid_index rrxe0 0000:0000:0000:0000:0000:ffff:0a00:0001 >/dev/null ||
-				fail "rrxe0 IPv4 GID missing after the reload"
-			GID_RRXE=$(gid_index rrxe0 0000:0000:0000:0000:0000:ffff:0a00:0001)
+			rrxe0_up flush_icrc_rxe=1
 			note "rdma_rrxe reloaded with flush_icrc_rxe=1"
 			continue
 		fi
 		# shellcheck disable=SC2086
 		out=$(timeout 120 /usr/bin/python3 "$RRXE_TOP/tools/testing/vm/flush_test.py" $args 2>&1) ||
 			fail "flush_test $args: $out"
-		if [ "$out" != "$out_r" ]; then
-			echo "$out_r" >/tmp/flush-rrxe.txt
-			echo "$out" >/tmp/flush-other.txt
-			diff /tmp/flush-rrxe.txt /tmp/flush-other.txt | sed 's/^/  # /'
-			fail "flush_test $args differs from rrxe to rrxe (above: < rrxe, > $args)"
-		fi
+		same_lines "flush_test (rrxe to rrxe, then $args)" "$out_r" "$out"
 		note "flush_test $(set -- $args; echo "requester $1, responder $3"): identical"
 	done
 fi
