@@ -31,6 +31,8 @@ pub(crate) struct Route {
     v6: bool,
     /// The cookie `dst_check` needs (IPv6 routes; 0 for IPv4).
     cookie: u32,
+    /// The addresses it was looked up for.
+    pair: IpPair,
 }
 
 // SAFETY: A dst reference may be dropped and checked from any context.
@@ -61,6 +63,7 @@ impl Route {
                     dst: rt.cast(),
                     v6: false,
                     cookie: 0,
+                    pair: *pair,
                 })
             }
             IpPair::V6 { saddr, daddr } => {
@@ -88,9 +91,15 @@ impl Route {
                     dst,
                     v6: true,
                     cookie,
+                    pair: *pair,
                 })
             }
         }
+    }
+
+    /// The addresses the route was looked up for.
+    pub(crate) fn pair(&self) -> &IpPair {
+        &self.pair
     }
 
     /// The route is still current (`dst_check`): no route, address or

@@ -25,6 +25,8 @@ pub(crate) enum QpEvent {
     /// `IB_EVENT_SQ_DRAINED`: the QP reached SQD with nothing outstanding
     /// (only if `en_sqd_async_notify` was set).
     SqDrained,
+    /// `IB_EVENT_PATH_MIG`: the QP migrated to its alternate path.
+    PathMig,
 }
 
 impl QpEvent {
@@ -32,6 +34,7 @@ impl QpEvent {
         match self {
             Self::AccessErr => bindings::ib_event_type_IB_EVENT_QP_ACCESS_ERR,
             Self::SqDrained => bindings::ib_event_type_IB_EVENT_SQ_DRAINED,
+            Self::PathMig => bindings::ib_event_type_IB_EVENT_PATH_MIG,
         }
     }
 }

@@ -83,6 +83,48 @@ pub(crate) struct QpPath {
     pub(crate) dmac: [u8; 6],
 }
 
+impl QpPath {
+    fn from_c(ah: &bindings::rdma_ah_attr) -> Self {
+        // SAFETY: Reading the `roce` member of the AH union is valid for
+        // RoCE devices (the only kind this abstraction serves); the GID is
+        // plain bytes under any member.
+        let (dmac, dgid) = unsafe { (ah.__bindgen_anon_1.roce.dmac, ah.grh.dgid.raw) };
+        let sgid = if ah.grh.sgid_attr.is_null() {
+            [0; 16]
+        } else {
+            // SAFETY: ib_core holds the GID attribute referenced for the
+            // duration of the modify call.
+            unsafe { (*ah.grh.sgid_attr).gid.raw }
+        };
+        Self {
+            dgid,
+            sgid,
+            flow_label: ah.grh.flow_label,
+            sgid_index: ah.grh.sgid_index,
+            hop_limit: ah.grh.hop_limit,
+            traffic_class: ah.grh.traffic_class,
+            sl: ah.sl,
+            static_rate: ah.static_rate,
+            port_num: ah.port_num,
+            dmac,
+        }
+    }
+
+    fn to_c(self, ah: &mut bindings::rdma_ah_attr) {
+        ah.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
+        ah.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
+        ah.grh.dgid.raw = self.dgid;
+        ah.grh.flow_label = self.flow_label;
+        ah.grh.sgid_index = self.sgid_index;
+        ah.grh.hop_limit = self.hop_limit;
+        ah.grh.traffic_class = self.traffic_class;
+        ah.sl = self.sl;
+        ah.static_rate = self.static_rate;
+        ah.port_num = self.port_num;
+        ah.__bindgen_anon_1.roce.dmac = self.dmac;
+    }
+}
+
 /// QP attributes (`struct ib_qp_attr`), all of them; `modify_qp` says by
 /// mask which are meant.
 #[derive(Clone, Copy, Debug, Default)]
@@ -97,32 +139,27 @@ pub(crate) struct QpAttr {
     pub(crate) access_flags: u32,
     pub(crate) caps: QpCaps,
     pub(crate) path: QpPath,
+    /// The alternate path (`IB_QP_ALT_PATH`, with the three below).
+    pub(crate) alt_path: QpPath,
     pub(crate) pkey_index: u16,
+    pub(crate) alt_pkey_index: u16,
     pub(crate) en_sqd_async_notify: u8,
     pub(crate) sq_draining: u8,
     pub(crate) max_rd_atomic: u8,
     pub(crate) max_dest_rd_atomic: u8,
     pub(crate) min_rnr_timer: u8,
     pub(crate) port_num: u32,
+    pub(crate) alt_port_num: u32,
     pub(crate) timeout: u8,
+    pub(crate) alt_timeout: u8,
     pub(crate) retry_cnt: u8,
     pub(crate) rnr_retry: u8,
+    /// `enum ib_mig_state`.
+    pub(crate) path_mig_state: u32,
 }
 
 impl QpAttr {
     fn from_c(a: &bindings::ib_qp_attr) -> Self {
-        let ah = &a.ah_attr;
-        // SAFETY: Reading the `roce` member of the AH union is valid for
-        // RoCE devices (the only kind this abstraction serves); the GID is
-        // plain bytes under any member.
-        let (dmac, dgid) = unsafe { (ah.__bindgen_anon_1.roce.dmac, ah.grh.dgid.raw) };
-        let sgid = if ah.grh.sgid_attr.is_null() {
-            [0; 16]
-        } else {
-            // SAFETY: ib_core holds the GID attribute referenced for the
-            // duration of the modify call.
-            unsafe { (*ah.grh.sgid_attr).gid.raw }
-        };
         Self {
             state: a.qp_state,
             cur_state: a.cur_qp_state,
@@ -133,28 +170,22 @@ impl QpAttr {
             dest_qp_num: a.dest_qp_num,
             access_flags: a.qp_access_flags as u32,
             caps: QpCaps::from_c(&a.cap),
-            path: QpPath {
-                dgid,
-                sgid,
-                flow_label: ah.grh.flow_label,
-                sgid_index: ah.grh.sgid_index,
-                hop_limit: ah.grh.hop_limit,
-                traffic_class: ah.grh.traffic_class,
-                sl: ah.sl,
-                static_rate: ah.static_rate,
-                port_num: ah.port_num,
-                dmac,
-            },
+            path: QpPath::from_c(&a.ah_attr),
+            alt_path: QpPath::from_c(&a.alt_ah_attr),
             pkey_index: a.pkey_index,
+            alt_pkey_index: a.alt_pkey_index,
             en_sqd_async_notify: a.en_sqd_async_notify,
             sq_draining: a.sq_draining,
             max_rd_atomic: a.max_rd_atomic,
             max_dest_rd_atomic: a.max_dest_rd_atomic,
             min_rnr_timer: a.min_rnr_timer,
             port_num: a.port_num,
+            alt_port_num: a.alt_port_num,
             timeout: a.timeout,
+            alt_timeout: a.alt_timeout,
             retry_cnt: a.retry_cnt,
             rnr_retry: a.rnr_retry,
+            path_mig_state: a.path_mig_state,
         }
     }
 
@@ -172,18 +203,13 @@ impl QpAttr {
         a.dest_qp_num = self.dest_qp_num;
         a.qp_access_flags = self.access_flags as c_int;
         self.caps.to_c(&mut a.cap);
-        a.ah_attr.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
-        a.ah_attr.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
-        a.ah_attr.grh.dgid.raw = self.path.dgid;
-        a.ah_attr.grh.flow_label = self.path.flow_label;
-        a.ah_attr.grh.sgid_index = self.path.sgid_index;
-        a.ah_attr.grh.hop_limit = self.path.hop_limit;
-        a.ah_attr.grh.traffic_class = self.path.traffic_class;
-        a.ah_attr.sl = self.path.sl;
-        a.ah_attr.static_rate = self.path.static_rate;
-        a.ah_attr.port_num = self.path.port_num;
-        a.ah_attr.__bindgen_anon_1.roce.dmac = self.path.dmac;
+        self.path.to_c(&mut a.ah_attr);
+        self.alt_path.to_c(&mut a.alt_ah_attr);
         a.pkey_index = self.pkey_index;
+        a.alt_pkey_index = self.alt_pkey_index;
+        a.alt_port_num = self.alt_port_num;
+        a.alt_timeout = self.alt_timeout;
+        a.path_mig_state = self.path_mig_state;
         a.en_sqd_async_notify = self.en_sqd_async_notify;
         a.sq_draining = self.sq_draining;
         a.max_rd_atomic = self.max_rd_atomic;
