@@ -62,11 +62,12 @@ pub(crate) const PORT_CAP_CM_SUP: u32 = 1 << 16;
 pub(crate) const MAX_MAD_SIZE: u32 = 256;
 
 /// Device capability bits rrxe can honour now.  C rxe also claims
-/// memory-management extensions (fast registration), SRQ resize, APM and
+/// memory-management extensions (fast registration), SRQ resize and
 /// persistent FLUSH; rrxe claims each with the verbs that implement it
 /// (persistent FLUSH needs persistent memory, which rrxe does not handle).
 const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR as u64
+    | bindings::ib_device_cap_flags_IB_DEVICE_AUTO_PATH_MIG as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64
@@ -85,8 +86,11 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_qp: MAX_QP,
         max_qp_wr: MAX_QP_WR,
         device_cap_flags: DEVICE_CAP_FLAGS,
-        // `rdma link delete` may remove the device.
-        kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
+        // `rdma link delete` may remove the device; alternate paths on
+        // the RoCE port (patches/0008: rrxe copies the GIDs at modify_qp
+        // and tracks the migration state itself, qp/migration.rs).
+        kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG)
+            | u64::from(bindings::ib_kernel_cap_flags_IBK_ROCE_ALT_PATH),
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,
         max_sge_rd: MAX_SGE,

@@ -26,17 +26,18 @@
 //! softirq context takes none of them.
 
 pub(crate) mod inflight;
+pub(crate) mod migration;
 pub(crate) mod path;
 pub(crate) mod recv;
 pub(crate) mod send;
 
 use kernel::{
-    impl_has_hr_timer, impl_has_work, new_mutex, new_work,
+    impl_has_hr_timer, impl_has_work, new_mutex, new_spinlock, new_work,
     prelude::*,
     sync::{
         aref::ARef,
         atomic::{Acquire, Atomic, Full, Relaxed, Release},
-        Arc, Mutex,
+        Arc, Mutex, SpinLock,
     },
     time::hrtimer::HrTimer,
     workqueue::Work,
@@ -120,6 +121,14 @@ pub(crate) struct Qp {
     /// Destroyed: the tasks do nothing any more.
     dead: Atomic<bool>,
     pub(crate) path: PathCell,
+    /// The alternate path, if loaded (`qp/migration.rs`).
+    pub(crate) alt_path: PathCell,
+    /// `migration` state (MIGRATED, ARMED, or a requested migration).
+    mig: Atomic<u32>,
+    /// Serialises the writers of `path`, `alt_path` and `mig`
+    /// (`migration::PathWriter`).
+    #[pin]
+    paths: SpinLock<migration::PathsInner>,
     #[pin]
     pub(crate) attrs: Mutex<QpAttr>,
     #[pin]
@@ -190,6 +199,9 @@ impl Qp {
                 state: Atomic::new(QpState::Reset.raw()),
                 dead: Atomic::new(false),
                 path: PathCell::new(),
+                alt_path: PathCell::new(),
+                mig: Atomic::new(migration::MIGRATED),
+                paths <- new_spinlock!(migration::PathsInner::default()),
                 attrs <- new_mutex!(QpAttr::default()),
                 send <- new_mutex!(send),
                 recv <- new_mutex!(recv),

@@ -76,14 +76,18 @@ fn ip_udp_len(ips: &IpPair) -> usize {
         }
 }
 
-/// The route to use for `ep`: the cached one if still valid, else a new
-/// lookup (cached).
+/// The route to use for `ep`: the cached one if still valid and for the
+/// same addresses (a path migration changes them), else a new lookup
+/// (cached).
 fn route<'a>(
     cache: &'a mut Option<Route>,
     netdev: &NetDevice,
     ep: &Endpoints,
 ) -> Result<&'a Route> {
-    if cache.as_ref().is_some_and(|r| !r.is_valid()) {
+    if cache
+        .as_ref()
+        .is_some_and(|r| r.pair() != &ep.ips || !r.is_valid())
+    {
         *cache = None;
     }
     if cache.is_none() {

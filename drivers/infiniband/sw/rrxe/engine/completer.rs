@@ -161,6 +161,13 @@ fn retry(qp: &Arc<Qp>, s: &mut SendSide) {
         return;
     }
     if s.retry_left == 0 {
+        // APM: an armed alternate path gets a fresh retry budget (and is
+        // timed with its own timeout).
+        if qp.migrate() {
+            s.retry_left = s.params.retry_cnt;
+            rewind(qp, s);
+            return;
+        }
         qp.count(Counter::RetryExceeded);
         fail_head(qp, s, WcStatus::RetryExcErr, "transport retries exhausted");
         return;

@@ -60,9 +60,11 @@ pub(crate) fn set_timer(qp: &Arc<Qp>, s: &mut SendSide, kind: TimerKind, after: 
     s.timer_handle = Some(super::arm_timer(qp, after));
 }
 
-/// (Re)starts the retransmit timer (the local ACK timeout).
+/// (Re)starts the retransmit timer (the local ACK timeout of the path in
+/// use).
 pub(crate) fn arm_retransmit(qp: &Arc<Qp>, s: &mut SendSide) {
-    if let Some(ns) = ack_timeout_ns(s.params.timeout) {
+    let timeout = qp.path.get().map_or(0, |p| p.timeout);
+    if let Some(ns) = ack_timeout_ns(timeout) {
         set_timer(
             qp,
             s,

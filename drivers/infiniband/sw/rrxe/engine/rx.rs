@@ -141,13 +141,18 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<(Arc<Qp>, bool
     check_keys(&pkt, qp.qp_type, BTH_DEF_PKEY, 0).map_err(|_| Dropped)?;
     let path = qp.path.get().ok_or(Dropped)?;
     let (src, dst) = ip_addrs(skb.linear(), lay.version).ok_or(Dropped)?;
-    if !path.ips.accepts(src, dst) {
+    // From the peer on the alternate path (armed only): the peer migrated.
+    let on_alternate = !path.ips.accepts(src, dst);
+    if on_alternate && !qp.alternate_accepts(src, dst) {
         qp.count(Counter::RcvForeign);
         return Err(Dropped);
     }
     // Last: the most expensive check, on packets that passed all others.
     if !icrc_ok(skb, &lay) && !(pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb)) {
         return Err(Dropped);
+    }
+    if on_alternate {
+        qp.request_migration();
     }
     Ok((qp, request))
 }

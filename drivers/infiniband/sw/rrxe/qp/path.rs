@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A QP's path as the data path reads it: the IP addresses, UDP source
-//! port, traffic class and hop limit of its packets, set by `modify_qp`
-//! (its address vector) and read by the transmit path and, in softirq
-//! context, by the receive path's address check (C rxe's `check_addr()`).
+//! port, traffic class and hop limit of its packets and the path's local
+//! ACK timeout, set by `modify_qp` (its address vector, or the alternate
+//! one) and by a path migration, and read by the transmit path, the
+//! retransmit timer and, in softirq context, by the receive path's address
+//! check (C rxe's `check_addr()`).
 //!
 //! Readers never block: the path is kept in atomic words under a sequence
 //! count (a seqlock built from `kernel::sync::atomic`): a reader retries if
 //! a writer changed the path while it was reading.  Writers are serialised
-//! by the QP's attribute lock.
+//! by the QP's path lock (`qp/migration.rs`).
 
 use kernel::sync::{
     atomic::{Acquire, Atomic, Relaxed, Release},
@@ -27,10 +29,13 @@ pub(crate) struct Endpoints {
     pub(crate) tclass: u8,
     /// IPv4 TTL / IPv6 hop limit, from the address vector's GRH.
     pub(crate) hop_limit: u8,
+    /// Local ACK timeout exponent (IBTA; 0: none): `timeout`, or
+    /// `alt_timeout` for the alternate path.
+    pub(crate) timeout: u8,
 }
 
 /// Words: 0 = flags (bit 0 set, bit 1 IPv6) | sport << 16, 1 = tclass |
-/// hop_limit << 8, 2..6 = source address, 6..10 = destination address
+/// hop_limit << 8 | timeout << 16, 2..6 = source address, 6..10 = destination address
 /// (IPv4 in the first word of each).
 const WORDS: usize = 10;
 const SET: u32 = 1;
@@ -58,7 +63,7 @@ fn pack(ep: &Endpoints) -> [u32; WORDS] {
         }
     }
     w[0] |= u32::from(ep.sport) << 16;
-    w[1] = u32::from(ep.tclass) | (u32::from(ep.hop_limit) << 8);
+    w[1] = u32::from(ep.tclass) | (u32::from(ep.hop_limit) << 8) | (u32::from(ep.timeout) << 16);
     for (i, c) in addr.chunks_exact(4).enumerate() {
         w[2 + i] = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
     }
@@ -90,6 +95,7 @@ fn unpack(w: &[u32; WORDS]) -> Option<Endpoints> {
         sport: (w[0] >> 16) as u16,
         tclass: w[1] as u8,
         hop_limit: (w[1] >> 8) as u8,
+        timeout: (w[1] >> 16) as u8,
     })
 }
 
@@ -103,7 +109,7 @@ impl PathCell {
     }
 
     /// Sets (or clears) the path.  Callers serialise writes (the QP's
-    /// attribute lock).
+    /// path lock).
     pub(crate) fn set(&self, ep: Option<&Endpoints>) {
         let w = ep.map_or([0; WORDS], pack);
         let s = self.seq.load(Relaxed);
@@ -152,6 +158,7 @@ mod tests {
             sport: 0xc123,
             tclass: 0xb8,
             hop_limit: 17,
+            timeout: 14,
         };
         c.set(Some(&v4));
         assert_eq!(c.get(), Some(v4));
@@ -166,6 +173,7 @@ mod tests {
             sport: 0xffff,
             tclass: 0,
             hop_limit: 255,
+            timeout: 31,
         };
         c.set(Some(&v6));
         assert_eq!(c.get(), Some(v6));

@@ -38,8 +38,6 @@ pub(crate) struct SendParams {
     pub(crate) dest_qpn: u32,
     /// Path MTU in bytes.
     pub(crate) pmtu: u32,
-    /// Local ACK timeout exponent (IBTA), 0: none.
-    pub(crate) timeout: u8,
     pub(crate) retry_cnt: u8,
     pub(crate) rnr_retry: u8,
     /// READs and atomics it may have outstanding (`max_rd_atomic`).
@@ -146,7 +144,6 @@ impl SendSide {
         self.params = SendParams {
             dest_qpn: a.dest_qp_num,
             pmtu,
-            timeout: a.timeout,
             retry_cnt: a.retry_cnt,
             rnr_retry: a.rnr_retry,
             max_rd_atomic: a.max_rd_atomic,

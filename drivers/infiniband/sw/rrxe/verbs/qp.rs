@@ -19,7 +19,7 @@ use crate::proto::gid::IbMtu;
 use crate::proto::path::{source_port, IpPair};
 use crate::proto::psn::PSN_MASK;
 use crate::proto::qp_state::{attr, check_modify_qp, QpState, QpType};
-use crate::qp::{DevCore, Endpoints, Qp, Rings, FIRST_QPN, LAST_QPN};
+use crate::qp::{migration, DevCore, Endpoints, Qp, Rings, FIRST_QPN, LAST_QPN};
 use crate::queue::{Geometry, UserQueue};
 use crate::{param, rrxe_ratelimited};
 
@@ -157,10 +157,45 @@ fn check_values(a: &QpAttr, mask: u32) -> Result {
             a.path.sgid_index.into(),
         ));
     }
-    if has(attr::CAP) || has(attr::ALT_PATH) || has(attr::PATH_MIG_STATE) || has(attr::RATE_LIMIT) {
+    if has(attr::ALT_PATH) {
+        if u32::from(a.alt_path.sgid_index) >= param::GID_TBL_LEN as u32
+            || a.alt_path.port_num > 1
+            || a.alt_port_num != 1
+        {
+            return Err(bad("alternate path port or sgid_index", a.alt_port_num));
+        }
+        if a.alt_timeout > 31 {
+            return Err(bad("alt_timeout", a.alt_timeout.into()));
+        }
+        if a.alt_pkey_index != 0 {
+            return Err(bad("alt_pkey_index", a.alt_pkey_index.into()));
+        }
+        if IpPair::from_gids(&a.alt_path.sgid, &a.alt_path.dgid).is_none() {
+            return Err(bad(
+                "alternate path (IPv4 and IPv6 GIDs mixed)",
+                a.alt_path.sgid_index.into(),
+            ));
+        }
+    }
+    if has(attr::PATH_MIG_STATE) && a.path_mig_state > migration::ARMED {
+        return Err(bad("path_mig_state", a.path_mig_state));
+    }
+    if has(attr::CAP) || has(attr::RATE_LIMIT) {
         return Err(crate::kapi::eopnotsupp());
     }
     Ok(())
+}
+
+/// The endpoints of `path` (local ACK timeout `timeout`) for QP `qpn`, if
+/// its GIDs form an address pair.
+fn endpoints(qpn: u32, path: &crate::kapi::rdma::qp::QpPath, timeout: u8) -> Option<Endpoints> {
+    IpPair::from_gids(&path.sgid, &path.dgid).map(|ips| Endpoints {
+        ips,
+        sport: source_port(qpn),
+        tclass: path.traffic_class,
+        hop_limit: path.hop_limit,
+        timeout,
+    })
 }
 
 /// `modify_qp`: the transition must be legal for the QP type with exactly
@@ -194,6 +229,18 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
         return Err(EINVAL);
     }
     check_values(new, mask)?;
+    // From here to the paths' update, a migration cannot slip in.
+    let mut paths = qp.path_writer();
+    paths.settle(&mut a);
+    // Arming needs an alternate path, loaded now or before (and not used
+    // up by a migration since).
+    let arm = mask & attr::PATH_MIG_STATE != 0 && new.path_mig_state != migration::MIGRATED;
+    if arm && mask & attr::ALT_PATH == 0 && qp.alt_path.get().is_none() {
+        return Err(bad(
+            "path_mig_state (no alternate path)",
+            new.path_mig_state,
+        ));
+    }
     // Copy each attribute `mask` selects; PSNs and QPNs are 24 bits.
     macro_rules! copy_selected {
         ($($bit:ident => $field:ident $(& $m:expr)?),* $(,)?) => {$(
@@ -219,19 +266,41 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
         SQ_PSN => sq_psn & PSN_MASK,
         MAX_DEST_RD_ATOMIC => max_dest_rd_atomic,
         DEST_QPN => dest_qp_num & BTH_QPN_MASK,
+        ALT_PATH => alt_path,
+        ALT_PATH => alt_port_num,
+        ALT_PATH => alt_timeout,
+        ALT_PATH => alt_pkey_index,
     );
-    if mask & attr::AV != 0 {
-        let ep = IpPair::from_gids(&a.path.sgid, &a.path.dgid).map(|ips| Endpoints {
-            ips,
-            sport: source_port(qp.qpn),
-            tclass: a.path.traffic_class,
-            hop_limit: a.path.hop_limit,
-        });
-        qp.path.set(ep.as_ref());
+    // REARM and ARMED both arm at once (there is no handshake to wait
+    // for: the peer accepts the alternate path while it is armed too).
+    if mask & attr::PATH_MIG_STATE != 0 {
+        a.path_mig_state = if arm {
+            migration::ARMED
+        } else {
+            migration::MIGRATED
+        };
     }
+    let to_reset = next == QpState::Reset && qp.state() != QpState::Reset;
+    // The timeout belongs to the path (and a QP without an address vector
+    // has no path to give it).
+    if mask & attr::AV != 0 || (mask & attr::TIMEOUT != 0 && qp.path.get().is_some()) {
+        paths.set_primary(endpoints(qp.qpn, &a.path, a.timeout).as_ref());
+    }
+    if to_reset {
+        paths.set_alternate(None);
+        paths.set_state(migration::MIGRATED);
+        a.path_mig_state = migration::MIGRATED;
+    } else {
+        if mask & attr::ALT_PATH != 0 {
+            paths.set_alternate(endpoints(qp.qpn, &a.alt_path, a.alt_timeout).as_ref());
+        }
+        if mask & attr::PATH_MIG_STATE != 0 {
+            paths.set_state(a.path_mig_state);
+        }
+    }
+    drop(paths);
     let pmtu = IbMtu::from_raw(a.path_mtu).map_or(256, |m| m.bytes());
     let was = qp.state();
-    let to_reset = next == QpState::Reset && was != QpState::Reset;
     {
         let mut s = qp.send.lock();
         s.apply(&a, mask, pmtu, to_reset);
@@ -256,7 +325,13 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
 
 /// `query_qp`.
 pub(crate) fn query(h: &RrxeQp) -> (QpAttr, QpInit) {
-    let mut a = *h.qp.attrs.lock();
+    let mut g = h.qp.attrs.lock();
+    let mut paths = h.qp.path_writer();
+    paths.settle(&mut g);
+    let mut a = *g;
+    a.path_mig_state = h.qp.mig_state();
+    drop(paths);
+    drop(g);
     a.state = h.qp.state().raw();
     a.cur_state = a.state;
     a.caps = h.qp.init.caps;
