@@ -32,6 +32,11 @@ note "$(dmesg | grep -c 'migrated to the alternate path') migrations logged"
 pp_teardown
 rmmod rdma_rrxe
 
+# The refusal is ib_core's, the same on both kernels: release only in
+# make test.
+if debug_quick; then
+	exit 0
+fi
 pp_setup_pair rxe rxe
 g=$(pp_gid_index ppa0 10.77.0.1) || fail "no GID on the C rxe device"
 out=$(timeout 60 /usr/bin/python3 -u "$RRXE_TOP/tools/testing/vm/apm_test.py" --refused ppa0 "$g" "$g" 2>&1) ||
