@@ -232,6 +232,25 @@ impl Driver for RrxeDev {
         dev.core.mws.deallocate(mw);
     }
 
+    type Ah = crate::ah::RrxeAh;
+
+    fn create_ah(
+        dev: &Device<Self>,
+        pd: crate::kapi::rdma::mr::PdId,
+        av: &crate::kapi::rdma::qp::QpPath,
+        udata: Option<UData<'_>>,
+    ) -> Result<Self::Ah> {
+        crate::ah::create(&dev.core.ahs, pd, av, udata)
+    }
+
+    fn query_ah(ah: &Self::Ah) -> crate::kapi::rdma::qp::QpPath {
+        ah.av()
+    }
+
+    fn destroy_ah(dev: &Device<Self>, ah: Self::Ah) {
+        ah.destroy(&dev.core.ahs);
+    }
+
     fn create_cq(
         _dev: &Device<Self>,
         attr: crate::kapi::rdma::cq::CqAttr,

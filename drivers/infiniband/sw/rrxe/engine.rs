@@ -40,6 +40,7 @@
 //! empties the workqueue slot, waits for RCU readers and drains the queue.
 
 pub(crate) mod completer;
+mod datagram;
 mod local_op;
 pub(crate) mod recv;
 pub(crate) mod requester;

@@ -43,6 +43,7 @@ use kernel::{
     workqueue::Work,
 };
 
+use crate::ah::AhTable;
 use crate::cq::CqShared;
 use crate::kapi::net::{netdev::NetDevice, skb_queue::SkbQueue};
 use crate::kapi::rdma::event::{QpEvent, QpEvents};
@@ -80,6 +81,9 @@ pub(crate) struct DevCore {
     pub(crate) mws: MwTable,
     #[pin]
     pub(crate) qps: RcuTable<Qp>,
+    /// Address handles by number (UD sends name them).
+    #[pin]
+    pub(crate) ahs: AhTable,
     /// Serial number of the next QP ([`QpIdent`]).
     qp_serial: Atomic<u64>,
     pub(crate) stats: Stats,
@@ -94,6 +98,7 @@ impl DevCore {
                 mrs <- MrTable::new(),
                 mws <- MwTable::new(),
                 qps <- RcuTable::new(),
+                ahs <- RcuTable::new(),
                 qp_serial: Atomic::new(0),
                 stats: Stats::new(),
             }),
@@ -275,6 +280,7 @@ impl Qp {
             invalidated: None,
             qp_num: self.qpn,
             src_qp: 0,
+            grh: false,
         }
     }
 }

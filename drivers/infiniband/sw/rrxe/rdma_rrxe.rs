@@ -12,8 +12,9 @@
 //!    build; `kapi`: the only unsafe code (safe wrappers over ib_core,
 //!    netdev, skb, route and xarray C APIs); small helpers (`param`,
 //!    `stats`, `icrc`, `port`).
-//! 2. Objects: memory regions (`mr`), completion queues (`cq`), rings
-//!    (`queue`), WQE copies (`wqe`).
+//! 2. Objects: memory regions (`mr`), memory windows (`mw`), address
+//!    handles (`ah`), completion queues (`cq`), rings (`queue`), WQE
+//!    copies (`wqe`).
 //! 3. The QP and its state (`qp`, `qp/`).
 //! 4. Transmit (`tx`).
 //! 5. The packet engine (`engine`, `engine/`: receive path, requester,
@@ -23,6 +24,7 @@
 
 use kernel::prelude::*;
 
+mod ah;
 mod cq;
 mod device;
 mod engine;

@@ -57,10 +57,16 @@ pub(crate) enum Counter {
     MwInvalidations,
     /// FLUSH requests carried out by the responder.
     FlushesExecuted,
+    /// UD send WQEs naming no address handle (of their PD).
+    UdBadAh,
+    /// UD send WQEs longer than the port MTU (completed, nothing sent).
+    UdTooLong,
+    /// Datagrams longer than the receive WQE's buffers (with the GRH).
+    UdRecvTooLong,
 }
 
 /// Number of counters.
-pub(crate) const NUM: usize = Counter::FlushesExecuted as usize + 1;
+pub(crate) const NUM: usize = Counter::UdRecvTooLong as usize + 1;
 
 /// Counter names, in [`Counter`] order.
 pub(crate) static DESCS: [StatDesc; NUM] = [
@@ -86,6 +92,9 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"mw_binds"),
     StatDesc::new(c"mw_invalidations"),
     StatDesc::new(c"flushes_executed"),
+    StatDesc::new(c"ud_bad_ah"),
+    StatDesc::new(c"ud_too_long"),
+    StatDesc::new(c"ud_recv_too_long"),
 ];
 
 /// One device's counters.

@@ -147,6 +147,7 @@ fn failed_send(wr_id: u64, status: WcStatus) -> SendWqe {
         length: 0,
         bind: Default::default(),
         flush: Default::default(),
+        ud: Default::default(),
     };
     SendWqe {
         hdr,
@@ -399,6 +400,26 @@ pub(crate) fn fetch_recv(
             status: access_status(e),
         })),
     }
+}
+
+/// Writes `src` into the receive WQE's buffers at its current offset (a
+/// UD receive's GRH).  `Range` if the buffers are too small.
+pub(crate) fn scatter_bytes(r: &mut RecvWqe, src: &[u8]) -> core::result::Result<(), AccessError> {
+    let end = (r.received as usize)
+        .checked_add(src.len())
+        .ok_or(AccessError::Range)?;
+    if end > r.hdr.length as usize {
+        return Err(AccessError::Range);
+    }
+    let mut pos = 0usize;
+    walk(&r.segs, r.received as usize, src.len(), |seg, off, len| {
+        seg.mr
+            .write_bytes(off, src.get(pos..pos + len).ok_or(AccessError::Range)?)?;
+        pos += len;
+        Ok(())
+    })?;
+    r.received = end as u32;
+    Ok(())
 }
 
 /// Copies `n` bytes of `skb` at `skb_off` into the receive WQE's buffers

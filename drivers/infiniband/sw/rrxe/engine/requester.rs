@@ -7,8 +7,7 @@
 //! ACK on the last packet of each message and at least every
 //! [`MAX_PKT_PER_ACK`] packets; the retransmit timer runs while anything
 //! is unacknowledged.  UC WQEs complete as soon as their last packet is
-//! sent.  UD is not implemented: its WQEs complete with a local QP
-//! operation error.
+//! sent.  UD sends are `datagram`'s.
 //!
 //! RDMA READ and atomics (RC only) are one request packet each; a READ
 //! takes as many PSNs as its response has packets, and one resent after
@@ -76,7 +75,7 @@ pub(crate) fn arm_retransmit(qp: &Arc<Qp>, s: &mut SendSide) {
 
 /// Takes the next WQE from the send ring; false if there is none (or no
 /// room to hold it).
-fn fetch(qp: &Qp, s: &mut SendSide) -> bool {
+pub(super) fn fetch(qp: &Qp, s: &mut SendSide) -> bool {
     if s.inflight.is_full() {
         return false;
     }
@@ -113,11 +112,7 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         return Step::Idle;
     }
     if qp.qp_type == QpType::Ud {
-        if fetch(qp, s) {
-            fail_head(qp, s, WcStatus::LocQpOpErr, "UD sends are not implemented");
-            return Step::Progress;
-        }
-        return Step::Idle;
+        return super::datagram::step(qp, s);
     }
     if qp.qp_type == QpType::Rc && s.comp_psn.distance_to(s.psn) >= MAX_UNACKED_PSNS {
         return Step::Idle;

@@ -28,6 +28,7 @@ use crate::proto::aeth::{Aeth, NakCode, RnrTimer, Syndrome};
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
+use crate::proto::gid::ib_mtu_for_netdev_mtu;
 use crate::proto::opcode::{flags, RC_ACKNOWLEDGE};
 use crate::proto::psn::Psn;
 use crate::proto::qp_state::QpType;
@@ -41,6 +42,7 @@ use crate::stats::Counter;
 use crate::tx::{self, Sent};
 
 mod atomic;
+mod datagram;
 mod flush;
 mod read;
 
@@ -206,6 +208,7 @@ fn finish_recv(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>, opcode: u32, byte_le
             invalidated: pkt.ieth().map(|i| i.rkey()),
             qp_num: qp.qpn,
             src_qp: r.params.dest_qpn,
+            grh: false,
         };
         r.complete(qp, &cqe, pkt.bth().se());
     }
@@ -337,19 +340,32 @@ pub(crate) fn handle(qp: &Arc<Qp>, r: &mut RecvSide, skb: SkBuff) {
 }
 
 fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) {
+    let ud = qp.qp_type == QpType::Ud;
     let ctx = RecvContext {
         qp_type: qp.qp_type,
         qp_state: qp.state(),
-        pmtu: r.params.pmtu,
+        // UD has no path MTU: datagrams up to the port's.
+        pmtu: if ud {
+            ib_mtu_for_netdev_mtu(qp.dev.netdev.mtu()).bytes()
+        } else {
+            r.params.pmtu
+        },
         pkey: BTH_DEF_PKEY,
         qkey: r.params.qkey,
         access_flags: r.params.access_flags,
-        expected_psn: Some(r.psn),
-        prev_opcode: r.last_opcode,
+        // UD has no PSN sequence.
+        expected_psn: (!ud).then_some(r.psn),
+        prev_opcode: if ud { None } else { r.last_opcode },
     };
     let rc = qp.qp_type == QpType::Rc;
     let class = match validate(pkt, &ctx) {
         Ok(c) => c,
+        Err(_) if ud => {
+            // Wrong Q_Key, too long, not a UD SEND: dropped, never
+            // answered.
+            qp.count(Counter::RcvDropped);
+            return;
+        }
         Err(err) => {
             match err.disposition(qp.qp_type, true) {
                 Disposition::Drop => qp.count(Counter::RcvDropped),
@@ -385,6 +401,10 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             return;
         }
     };
+    if ud {
+        datagram::receive(qp, r, rx, pkt);
+        return;
+    }
     let info = pkt.info();
     match class {
         PsnClass::Duplicate => {
@@ -498,6 +518,7 @@ fn fail_request(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
             invalidated: None,
             qp_num: qp.qpn,
             src_qp: r.params.dest_qpn,
+            grh: false,
         };
         r.complete(qp, &cqe, false);
     }

@@ -23,7 +23,7 @@ use crate::proto::icrc::{icrc_verify_mode, IcrcHasher, IcrcMode, ICRC_LEN};
 use crate::proto::ip::{IpVersion, RoceLayout};
 use crate::proto::opcode::RC_FLUSH;
 use crate::proto::qp_state::{QpState, QpType};
-use crate::proto::validate::{check_header, check_keys, check_type_state};
+use crate::proto::validate::{check_header, check_pkey, check_type_state};
 use crate::proto::Packet;
 use crate::qp::{DevCore, Qp};
 use crate::stats::Counter;
@@ -127,8 +127,7 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<(Arc<Qp>, bool
     let qpn = pkt.dest_qpn();
     let request = pkt.info().is_request();
     let qp = dev.qps.get(qpn).ok_or(Dropped)?;
-    if qp.is_dead() || qp.qp_type == QpType::Ud {
-        // UD receive (GRH placement, Q_Key) is not implemented.
+    if qp.is_dead() {
         return Err(Dropped);
     }
     let state = qp.state();
@@ -138,14 +137,21 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<(Arc<Qp>, bool
         return Err(Dropped);
     }
     check_type_state(&pkt, qp.qp_type, state).map_err(|_| Dropped)?;
-    check_keys(&pkt, qp.qp_type, BTH_DEF_PKEY, 0).map_err(|_| Dropped)?;
-    let path = qp.path.get().ok_or(Dropped)?;
-    let (src, dst) = ip_addrs(skb.linear(), lay.version).ok_or(Dropped)?;
-    // From the peer on the alternate path (armed only): the peer migrated.
-    let on_alternate = !path.ips.accepts(src, dst);
-    if on_alternate && !qp.alternate_accepts(src, dst) {
-        qp.count(Counter::RcvForeign);
-        return Err(Dropped);
+    // The Q_Key (UD) is the responder's to check: it holds the QP's.
+    check_pkey(&pkt, BTH_DEF_PKEY).map_err(|_| Dropped)?;
+    // A connected QP takes packets from its peer only; a UD QP from
+    // anyone (the DETH says who).
+    let mut on_alternate = false;
+    if qp.qp_type != QpType::Ud {
+        let path = qp.path.get().ok_or(Dropped)?;
+        let (src, dst) = ip_addrs(skb.linear(), lay.version).ok_or(Dropped)?;
+        // From the peer on the alternate path (armed only): the peer
+        // migrated.
+        on_alternate = !path.ips.accepts(src, dst);
+        if on_alternate && !qp.alternate_accepts(src, dst) {
+            qp.count(Counter::RcvForeign);
+            return Err(Dropped);
+        }
     }
     // Last: the most expensive check, on packets that passed all others.
     if !icrc_ok(skb, &lay) && !(pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb)) {

@@ -4,6 +4,7 @@
 //! unregistration with a typed driver vtable, the attribute structures the
 //! query verbs fill, user-data buffers, and `rdma link` type registration.
 
+pub(crate) mod ah;
 pub(crate) mod attr;
 pub(crate) mod cq;
 pub(crate) mod device;

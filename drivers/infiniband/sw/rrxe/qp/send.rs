@@ -42,6 +42,8 @@ pub(crate) struct SendParams {
     pub(crate) rnr_retry: u8,
     /// READs and atomics it may have outstanding (`max_rd_atomic`).
     pub(crate) max_rd_atomic: u8,
+    /// UD: the QP's Q_Key (sent when a WQE's has its high bit set).
+    pub(crate) qkey: u32,
 }
 
 /// The send side's state.
@@ -147,6 +149,7 @@ impl SendSide {
             retry_cnt: a.retry_cnt,
             rnr_retry: a.rnr_retry,
             max_rd_atomic: a.max_rd_atomic,
+            qkey: a.qkey,
         };
         if mask & attr::AV != 0 {
             self.route = None;
@@ -193,6 +196,7 @@ impl SendSide {
             invalidated: None,
             qp_num: qp.qpn,
             src_qp: 0,
+            grh: false,
         };
         qp.post_cqe(&qp.scq, &cqe, false)
     }

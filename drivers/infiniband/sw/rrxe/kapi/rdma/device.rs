@@ -117,6 +117,21 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// `dealloc_mw`: the window is gone from user space and ib_core (a
     /// bound window is unbound).
     fn dealloc_mw(dev: &Device<Self>, mw: Self::Mw);
+    /// Driver data of an address handle.
+    type Ah: Send + Sync;
+    /// `create_ah` / `create_user_ah`: an address handle in `pd` for the
+    /// address vector `av` (its source GID resolved by ib_core).  A user
+    /// caller's response is the driver's to write.
+    fn create_ah(
+        dev: &Device<Self>,
+        pd: super::mr::PdId,
+        av: &super::qp::QpPath,
+        udata: Option<UData<'_>>,
+    ) -> Result<Self::Ah>;
+    /// `query_ah`: the address vector the AH was created with.
+    fn query_ah(ah: &Self::Ah) -> super::qp::QpPath;
+    /// `destroy_ah`: the AH is gone from ib_core.
+    fn destroy_ah(dev: &Device<Self>, ah: Self::Ah);
     /// `alloc_ucontext`: a user process opened the device.
     fn alloc_ucontext(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result;
     /// `dealloc_ucontext`: that context is gone.

@@ -84,7 +84,7 @@ pub(crate) struct QpPath {
 }
 
 impl QpPath {
-    fn from_c(ah: &bindings::rdma_ah_attr) -> Self {
+    pub(super) fn from_c(ah: &bindings::rdma_ah_attr) -> Self {
         // SAFETY: Reading the `roce` member of the AH union is valid for
         // RoCE devices (the only kind this abstraction serves); the GID is
         // plain bytes under any member.
@@ -110,7 +110,7 @@ impl QpPath {
         }
     }
 
-    fn to_c(self, ah: &mut bindings::rdma_ah_attr) {
+    pub(super) fn to_c(self, ah: &mut bindings::rdma_ah_attr) {
         ah.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
         ah.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
         ah.grh.dgid.raw = self.dgid;

@@ -50,6 +50,10 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
     ops.alloc_mw = Some(super::mw::alloc_mw::<T>);
     ops.dealloc_mw = Some(super::mw::dealloc_mw::<T>);
+    ops.create_ah = Some(super::ah::create_ah::<T>);
+    ops.create_user_ah = Some(super::ah::create_ah::<T>);
+    ops.query_ah = Some(super::ah::query_ah::<T>);
+    ops.destroy_ah = Some(super::ah::destroy_ah::<T>);
     // ib_core allocates these objects itself, with the driver's size; CQs
     // carry the driver's `Cq` after the C struct.
     ops.size_ib_ucontext = size_of::<super::umap::ContextObj>();
@@ -57,6 +61,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.size_ib_qp = size_of::<super::qp::QpObj<T>>();
     ops.size_ib_cq = size_of::<super::cq::CqObj<T>>();
     ops.size_ib_mw = size_of::<super::mw::MwObj<T>>();
+    ops.size_ib_ah = size_of::<super::ah::AhObj<T>>();
     ops
 }
 

@@ -69,6 +69,8 @@ pub mod wc_opcode {
 }
 
 /// `IB_WC_WITH_IMM` in `wc_flags`.
+/// `IB_WC_GRH`: a GRH (40 bytes) heads the receive buffer (UD).
+pub const WC_GRH: u32 = 1 << 0;
 pub const WC_WITH_IMM: u32 = 1 << 1;
 /// `IB_WC_WITH_INVALIDATE` in `wc_flags`: the kernel's value, which the
 /// uverbs ABI passes through unchanged (C rxe writes the same).  Note that
@@ -96,6 +98,8 @@ pub struct Cqe {
     pub qp_num: u32,
     /// Remote QP number (receive completions).
     pub src_qp: u32,
+    /// UD receive: the buffer starts with the 40-byte GRH (`IB_WC_GRH`).
+    pub grh: bool,
 }
 
 impl Cqe {
@@ -106,13 +110,15 @@ impl Cqe {
         b[8..12].copy_from_slice(&(self.status as u32).to_ne_bytes());
         b[12..16].copy_from_slice(&self.opcode.to_ne_bytes());
         b[20..24].copy_from_slice(&self.byte_len.to_ne_bytes());
+        let mut flags = if self.grh { WC_GRH } else { 0 };
         if let Some(imm) = self.imm {
             b[24..28].copy_from_slice(&imm);
-            b[36..40].copy_from_slice(&WC_WITH_IMM.to_ne_bytes());
+            flags |= WC_WITH_IMM;
         } else if let Some(rkey) = self.invalidated {
             b[24..28].copy_from_slice(&rkey.to_ne_bytes());
-            b[36..40].copy_from_slice(&WC_WITH_INVALIDATE.to_ne_bytes());
+            flags |= WC_WITH_INVALIDATE;
         }
+        b[36..40].copy_from_slice(&flags.to_ne_bytes());
         b[28..32].copy_from_slice(&self.qp_num.to_ne_bytes());
         b[32..36].copy_from_slice(&self.src_qp.to_ne_bytes());
         b[46] = 1; // port_num
@@ -135,6 +141,7 @@ mod tests {
             invalidated: None,
             qp_num: 0x11,
             src_qp: 0x12,
+            grh: false,
         };
         let b = c.encode();
         assert_eq!(u64::from_ne_bytes(b[0..8].try_into().unwrap()), c.wr_id);
@@ -163,6 +170,11 @@ mod tests {
         assert_eq!(
             u32::from_ne_bytes(inv[36..40].try_into().unwrap()),
             WC_WITH_INVALIDATE
+        );
+        let grh = Cqe { grh: true, ..c }.encode();
+        assert_eq!(
+            u32::from_ne_bytes(grh[36..40].try_into().unwrap()),
+            WC_GRH | WC_WITH_IMM
         );
     }
 }

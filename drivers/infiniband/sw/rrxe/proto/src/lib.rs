@@ -31,6 +31,7 @@ pub mod cqe;
 pub mod deth;
 pub mod feth;
 pub mod gid;
+pub mod grh;
 pub mod header;
 pub mod icrc;
 pub mod ieth;

@@ -30,10 +30,19 @@ pub const fn payload_of(k: u32, len: u32, pmtu: u32) -> (u32, u32) {
 }
 
 /// The opcode of packet `k` of `n` of an `op` message on a `qp_type` QP
-/// (RC or UC); `None` for other QP types.
+/// (RC, UC, or UD: a SEND, with or without immediate, of one packet);
+/// `None` for what the QP type cannot send.
 pub fn request_opcode(qp_type: QpType, op: SendOp, k: u32, n: u32) -> Option<u8> {
     let first = k == 0;
     let last = k + 1 >= n;
+    if matches!(qp_type, QpType::Ud) {
+        return match op {
+            _ if !(first && last) => None,
+            SendOp::Send => Some(UD_SEND_ONLY),
+            SendOp::SendImm => Some(UD_SEND_ONLY_WITH_IMMEDIATE),
+            _ => None,
+        };
+    }
     let rc = matches!(qp_type, QpType::Rc);
     if !rc && !matches!(qp_type, QpType::Uc) {
         return None;
@@ -163,9 +172,25 @@ mod tests {
         );
         assert_eq!(request_opcode(QpType::Uc, SendOp::SendInv, 0, 1), None);
         assert_eq!(request_opcode(QpType::Uc, SendOp::SendInv, 0, 2), None);
-        assert_eq!(request_opcode(QpType::Rc, SendOp::Flush, 0, 1), Some(RC_FLUSH));
+        assert_eq!(
+            request_opcode(QpType::Rc, SendOp::Flush, 0, 1),
+            Some(RC_FLUSH)
+        );
         assert_eq!(request_opcode(QpType::Uc, SendOp::Flush, 0, 1), None);
         assert_eq!(request_opcode(QpType::Rc, SendOp::BindMw, 0, 1), None);
+        assert_eq!(
+            request_opcode(QpType::Ud, SendOp::Send, 0, 1),
+            Some(UD_SEND_ONLY)
+        );
+        assert_eq!(
+            request_opcode(QpType::Ud, SendOp::SendImm, 0, 1),
+            Some(UD_SEND_ONLY_WITH_IMMEDIATE)
+        );
+        // UD: one packet, SENDs only.
+        assert_eq!(request_opcode(QpType::Ud, SendOp::Send, 0, 2), None);
+        assert_eq!(request_opcode(QpType::Ud, SendOp::Write, 0, 1), None);
+        assert_eq!(request_opcode(QpType::Ud, SendOp::SendInv, 0, 1), None);
+        assert_eq!(request_opcode(QpType::Ud, SendOp::Read, 0, 1), None);
         assert_eq!(psn_span(SendOp::Flush, 1 << 20, 1024), 1);
         assert_eq!(psn_span(SendOp::LocalInv, 0, 1024), 0);
         assert_eq!(psn_span(SendOp::SendInv, 3000, 1024), 3);
@@ -196,7 +221,7 @@ mod tests {
             request_opcode(QpType::Rc, SendOp::WriteImm, 0, 1),
             Some(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE)
         );
-        assert_eq!(request_opcode(QpType::Ud, SendOp::Send, 0, 1), None);
+        assert_eq!(request_opcode(QpType::Gsi, SendOp::Send, 0, 1), None);
     }
 
     #[test]

@@ -232,6 +232,16 @@ pub fn check_type_state(
     Ok(())
 }
 
+/// The P_Key half of [`check_keys`] (what the receive path can check
+/// before it holds the QP's Q_Key).
+pub fn check_pkey(pkt: &Packet<'_>, pkey: u16) -> Result<(), ValidateError> {
+    let pk = pkt.bth().pkey();
+    if !pkey_match(pk, pkey) {
+        return Err(ValidateError::BadPkey(pk));
+    }
+    Ok(())
+}
+
 /// C `check_keys()`: P_Key always, Q_Key for UD/GSI (QP1 uses
 /// [`GSI_QKEY`]).
 pub fn check_keys(
@@ -240,10 +250,7 @@ pub fn check_keys(
     pkey: u16,
     qkey: u32,
 ) -> Result<(), ValidateError> {
-    let pk = pkt.bth().pkey();
-    if !pkey_match(pk, pkey) {
-        return Err(ValidateError::BadPkey(pk));
-    }
+    check_pkey(pkt, pkey)?;
     if matches!(qp_type, QpType::Ud | QpType::Gsi) {
         let want = if pkt.dest_qpn() == 1 { GSI_QKEY } else { qkey };
         let got = pkt.deth().map_or(0, |d| d.qkey());

@@ -253,6 +253,37 @@ pub struct SendWqeHdr {
     pub bind: MwBind,
     /// FLUSH: placement type and selectivity level (FETH).
     pub flush: FlushReq,
+    /// UD: where the datagram goes (`wr.ud`; meaningless on RC/UC).
+    pub ud: UdDest,
+}
+
+/// The destination of a UD send (`wr.ud` of `struct rxe_send_wr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdDest {
+    /// Destination QP number (24 bits on the wire).
+    pub remote_qpn: u32,
+    /// Q_Key; with the high bit set, the QP's own Q_Key is sent instead
+    /// (IBTA 10.2.5).
+    pub remote_qkey: u32,
+    /// The address handle's number (`rxe_create_ah_resp.ah_num`); 0 from
+    /// providers that embed the address vector instead.
+    pub ah_num: u32,
+}
+
+/// Offsets in `struct rxe_send_wr` of `wr.ud`'s fields.
+const UD_REMOTE_QPN: usize = 24;
+const UD_REMOTE_QKEY: usize = 28;
+const UD_AH_NUM: usize = 36;
+
+impl UdDest {
+    /// The Q_Key a datagram carries, given the QP's `qp_qkey`.
+    pub const fn qkey(&self, qp_qkey: u32) -> u32 {
+        if self.remote_qkey & 0x8000_0000 != 0 {
+            qp_qkey
+        } else {
+            self.remote_qkey
+        }
+    }
 }
 
 /// What a FLUSH asks for (`wr.flush.type` and `.level`).
@@ -337,6 +368,11 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         // Their local buffers are written: inline data makes no sense.
         return Err(err(WqeError::Flags(flags)));
     }
+    let ud = UdDest {
+        remote_qpn: u32_at(b, UD_REMOTE_QPN).ok_or(err(WqeError::Truncated))? & 0x00ff_ffff,
+        remote_qkey: u32_at(b, UD_REMOTE_QKEY).ok_or(err(WqeError::Truncated))?,
+        ah_num: u32_at(b, UD_AH_NUM).ok_or(err(WqeError::Truncated))?,
+    };
     let room = b.len() - SEND_WQE_HDR;
     let mut bind = MwBind::default();
     let mut flush = FlushReq::default();
@@ -393,6 +429,7 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         length,
         bind,
         flush,
+        ud,
     })
 }
 
@@ -542,7 +579,10 @@ mod tests {
         b[41] = 1; // IB_FLUSH_MR
         b[SEND_WQE_DMA..SEND_WQE_DMA + 4].copy_from_slice(&4096u32.to_ne_bytes());
         let h = decode_send(&b, 1, 0).unwrap();
-        assert_eq!((h.op, h.rkey, h.length, h.num_sge), (SendOp::Flush, 0x4242, 4096, 0));
+        assert_eq!(
+            (h.op, h.rkey, h.length, h.num_sge),
+            (SendOp::Flush, 0x4242, 4096, 0)
+        );
         assert_eq!(
             h.flush,
             FlushReq {
