@@ -156,10 +156,11 @@ impl Driver for RrxeDev {
         dev: &Device<Self>,
         init: &mut crate::kapi::rdma::qp::QpInit,
         cqs: (&Self::Cq, &Self::Cq),
+        srq: Option<&Self::Srq>,
         user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
         events: crate::kapi::rdma::event::QpEvents,
     ) -> Result<(Self::Qp, u32)> {
-        crate::verbs::qp::create(&dev.core, init, cqs, user, events)
+        crate::verbs::qp::create(&dev.core, init, cqs, srq, user, events)
     }
 
     fn post_send_doorbell(qp: &Self::Qp) -> Result {
@@ -230,6 +231,36 @@ impl Driver for RrxeDev {
 
     fn dealloc_mw(dev: &Device<Self>, mw: Self::Mw) {
         dev.core.mws.deallocate(mw);
+    }
+
+    type Srq = crate::srq::RrxeSrq;
+
+    fn create_srq(
+        dev: &Device<Self>,
+        pd: crate::kapi::rdma::mr::PdId,
+        attr: &mut crate::kapi::rdma::srq::SrqAttr,
+        user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
+        events: crate::kapi::rdma::srq::SrqEvents,
+    ) -> Result<Self::Srq> {
+        crate::srq::create(&dev.core.srqs, pd, attr, user, events)
+    }
+
+    fn modify_srq(
+        _dev: &Device<Self>,
+        srq: &Self::Srq,
+        attr: &crate::kapi::rdma::srq::SrqAttr,
+        mask: u32,
+        udata: Option<UData<'_>>,
+    ) -> Result {
+        srq.modify(attr, mask, udata)
+    }
+
+    fn query_srq(srq: &Self::Srq) -> crate::kapi::rdma::srq::SrqAttr {
+        srq.query()
+    }
+
+    fn destroy_srq(dev: &Device<Self>, srq: Self::Srq) {
+        srq.destroy(&dev.core.srqs);
     }
 
     type Ah = crate::ah::RrxeAh;

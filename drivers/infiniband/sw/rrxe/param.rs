@@ -36,6 +36,12 @@ pub(crate) const MAX_MR: i32 = (DEFAULT_MAX >> 1) - 1;
 pub(crate) const MAX_MW: i32 = DEFAULT_MAX - (DEFAULT_MAX >> 1) - 1;
 /// SRQs start at index 0x20001.
 pub(crate) const MIN_SRQ_INDEX: i32 = 0x0002_0001;
+/// The last SRQ index.
+pub(crate) const MAX_SRQ_INDEX: i32 = DEFAULT_MAX;
+/// Work requests per SRQ.
+pub(crate) const MAX_SRQ_WR: i32 = DEFAULT_MAX;
+/// Scatter/gather entries per SRQ work request.
+pub(crate) const MAX_SRQ_SGE: i32 = 27;
 /// Ring memory (QP and CQ queues) one user context may hold: 256 MiB.
 /// The per-queue limits stay C rxe's (`MAX_QP_WR` WQEs of `MAX_SGE`
 /// SGEs, about 2 GiB for one ring), so without a cap one unprivileged
@@ -110,9 +116,9 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_mcast_qp_attach: 56,
         max_total_mcast_qp_attach: 0x70000,
         max_ah: MAX_AH,
-        max_srq: DEFAULT_MAX - MIN_SRQ_INDEX,
-        max_srq_wr: DEFAULT_MAX,
-        max_srq_sge: 27,
+        max_srq: MAX_SRQ_INDEX - MIN_SRQ_INDEX,
+        max_srq_wr: MAX_SRQ_WR,
+        max_srq_sge: MAX_SRQ_SGE,
         max_fast_reg_page_list_len: 512,
         max_pkeys: 64,
         local_ca_ack_delay: 15,

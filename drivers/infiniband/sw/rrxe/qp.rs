@@ -55,6 +55,7 @@ use crate::param;
 use crate::proto::cqe::{Cqe, WcStatus};
 use crate::proto::qp_state::{QpState, QpType};
 use crate::queue::UserQueue;
+use crate::srq::{SrqShared, SrqTable};
 use crate::stats::{Counter, Stats};
 
 pub(crate) use path::{Endpoints, PathCell};
@@ -84,6 +85,9 @@ pub(crate) struct DevCore {
     /// Address handles by number (UD sends name them).
     #[pin]
     pub(crate) ahs: AhTable,
+    /// Shared receive queues by number (QPs hold theirs directly).
+    #[pin]
+    pub(crate) srqs: SrqTable,
     /// Serial number of the next QP ([`QpIdent`]).
     qp_serial: Atomic<u64>,
     pub(crate) stats: Stats,
@@ -99,6 +103,7 @@ impl DevCore {
                 mws <- MwTable::new(),
                 qps <- RcuTable::new(),
                 ahs <- RcuTable::new(),
+                srqs <- RcuTable::new(),
                 qp_serial: Atomic::new(0),
                 stats: Stats::new(),
             }),
@@ -119,6 +124,9 @@ pub(crate) struct Qp {
     pub(crate) dev: Arc<DevCore>,
     pub(crate) scq: Arc<CqShared>,
     pub(crate) rcq: Arc<CqShared>,
+    /// The shared receive queue receive WQEs come from, if any (then the
+    /// QP has no receive ring).
+    pub(crate) srq: Option<Arc<SrqShared>>,
     /// Where asynchronous events go (disconnected by `destroy_qp`).
     events: QpEvents,
     /// `QpState::raw()`.
@@ -166,10 +174,12 @@ impl_has_hr_timer! {
     }
 }
 
-/// A QP's send and receive rings, as created.
+/// A QP's send ring and where its receive WQEs come from, as created.
 pub(crate) struct Rings {
     pub(crate) sq: UserQueue,
-    pub(crate) rq: UserQueue,
+    /// Its own receive ring, or none with an SRQ.
+    pub(crate) rq: Option<UserQueue>,
+    pub(crate) srq: Option<Arc<SrqShared>>,
 }
 
 impl Qp {
@@ -200,6 +210,7 @@ impl Qp {
                 dev,
                 scq: cqs.0,
                 rcq: cqs.1,
+                srq: rings.srq,
                 events,
                 state: Atomic::new(QpState::Reset.raw()),
                 dead: Atomic::new(false),

@@ -38,6 +38,7 @@ mod param;
 mod port;
 mod qp;
 mod queue;
+mod srq;
 mod stats;
 mod tx;
 mod verbs;

@@ -9,6 +9,7 @@
 use kernel::sync::Arc;
 
 use super::{responder, schedule_recv, BUDGET};
+use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
 use crate::qp::Qp;
 
@@ -31,6 +32,11 @@ pub(crate) fn run(qp: &Arc<Qp>) {
             let first = !core::mem::replace(&mut r.err_flushed, true);
             drop(r);
             if first {
+                // IBTA 11.5.2.3 (C11-5.2.3.2): the QP takes nothing more
+                // from its SRQ.
+                if qp.srq.is_some() {
+                    qp.raise(QpEvent::LastWqeReached);
+                }
                 super::schedule_send(qp);
             }
             if more {

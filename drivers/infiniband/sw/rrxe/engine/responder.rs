@@ -156,24 +156,34 @@ fn transmit(qp: &Qp, r: &mut RecvSide, opcode: u8, psn: Psn, ext: &ExtHeaders) {
     }
 }
 
-/// Takes the next receive WQE, if any, into `r.wqe`.
+/// Takes the next receive WQE, if any, into `r.wqe`: from the QP's
+/// receive ring, or from its SRQ.
 fn take_recv(qp: &Qp, r: &mut RecvSide) -> Result<(), Outcome> {
     if r.wqe.is_some() {
         return Ok(());
     }
-    let Some(rq) = r.rq.as_deref() else {
-        return Err(Outcome::NotReady);
+    let fetched = if let Some(srq) = &qp.srq {
+        match srq.take(&qp.dev.mrs) {
+            Ok(None) => return Err(Outcome::NotReady),
+            Ok(Some(w)) => Ok(w),
+            Err(e) => Err(e),
+        }
+    } else {
+        let Some(rq) = r.rq.as_deref() else {
+            return Err(Outcome::NotReady);
+        };
+        if rq.posted_since(r.done).unwrap_or(0) == 0 {
+            return Err(Outcome::NotReady);
+        }
+        crate::wqe::fetch_recv(
+            rq,
+            r.done,
+            &qp.dev.mrs,
+            qp.init.pd,
+            qp.init.caps.max_recv_sge,
+        )
     };
-    if rq.posted_since(r.done).unwrap_or(0) == 0 {
-        return Err(Outcome::NotReady);
-    }
-    match crate::wqe::fetch_recv(
-        rq,
-        r.done,
-        &qp.dev.mrs,
-        qp.init.pd,
-        qp.init.caps.max_recv_sge,
-    ) {
+    match fetched {
         Ok(Ok(w)) => {
             r.wqe = Some(w);
             Ok(())

@@ -13,6 +13,7 @@ pub(crate) mod link;
 pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod qp;
+pub(crate) mod srq;
 pub(crate) mod stats;
 pub(crate) mod udata;
 pub(crate) mod umap;

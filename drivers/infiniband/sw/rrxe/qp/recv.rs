@@ -114,13 +114,18 @@ pub(crate) struct RecvSide {
 }
 
 impl RecvSide {
-    pub(crate) fn new(rq: UserQueue) -> Result<Self> {
+    /// `rq`: the QP's receive ring, none if it takes receive WQEs from an
+    /// SRQ.
+    pub(crate) fn new(rq: Option<UserQueue>) -> Result<Self> {
         let mut slots = KVec::with_capacity(param::MAX_QP_RD_ATOM as usize, GFP_KERNEL)?;
         for _ in 0..param::MAX_QP_RD_ATOM {
             slots.push(None, GFP_KERNEL)?;
         }
         Ok(Self {
-            rq: Some(Arc::new(rq, GFP_KERNEL)?),
+            rq: match rq {
+                Some(q) => Some(Arc::new(q, GFP_KERNEL)?),
+                None => None,
+            },
             params: RecvParams {
                 pmtu: 256,
                 ..Default::default()

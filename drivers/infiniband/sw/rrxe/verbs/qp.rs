@@ -21,6 +21,7 @@ use crate::proto::psn::PSN_MASK;
 use crate::proto::qp_state::{attr, check_modify_qp, QpState, QpType};
 use crate::qp::{migration, DevCore, Endpoints, Qp, Rings, FIRST_QPN, LAST_QPN};
 use crate::queue::{Geometry, UserQueue};
+use crate::srq::RrxeSrq;
 use crate::{param, rrxe_ratelimited};
 
 /// `sizeof(struct ib_sge)`.
@@ -38,8 +39,9 @@ fn bad(what: &str, v: u32) -> Error {
     EINVAL
 }
 
-/// Checks and rounds the requested sizes; returns the SQ and RQ geometry.
-fn geometry(caps: &mut QpCaps) -> Result<(Geometry, Geometry)> {
+/// Checks and rounds the requested sizes; returns the SQ and RQ geometry
+/// (no RQ with an SRQ: its receive caps are 0, as on C rxe).
+fn geometry(caps: &mut QpCaps, has_srq: bool) -> Result<(Geometry, Option<Geometry>)> {
     let max_wr = param::MAX_QP_WR as u32;
     if caps.max_send_sge > param::MAX_SGE as u32 {
         return Err(bad("max_send_sge", caps.max_send_sge));
@@ -56,20 +58,29 @@ fn geometry(caps: &mut QpCaps) -> Result<(Geometry, Geometry)> {
     let rq_elem = size_of::<bindings::rxe_recv_wqe>() as u32 + caps.max_recv_sge * SGE_SIZE;
     let sq = Geometry::new(caps.max_send_wr.max(1), sq_elem, max_wr)
         .map_err(|_| bad("max_send_wr", caps.max_send_wr))?;
+    caps.max_send_wr = sq.capacity();
+    if has_srq {
+        caps.max_recv_wr = 0;
+        caps.max_recv_sge = 0;
+        caps.max_send_sge = room / SGE_SIZE;
+        caps.max_inline_data = room;
+        return Ok((sq, None));
+    }
     let rq = Geometry::new(caps.max_recv_wr.max(1), rq_elem, max_wr)
         .map_err(|_| bad("max_recv_wr", caps.max_recv_wr))?;
-    caps.max_send_wr = sq.capacity();
     caps.max_recv_wr = rq.capacity();
     caps.max_send_sge = room / SGE_SIZE;
     caps.max_inline_data = room;
-    Ok((sq, rq))
+    Ok((sq, Some(rq)))
 }
 
-/// `create_qp` for user QPs of type RC, UC or UD.
+/// `create_qp` for user QPs of type RC, UC or UD, with a receive ring or
+/// attached to an SRQ.
 pub(crate) fn create(
     dev: &Arc<DevCore>,
     init: &mut QpInit,
     cqs: (&RrxeCq, &RrxeCq),
+    srq: Option<&RrxeSrq>,
     user: Option<UserCaller<'_>>,
     events: QpEvents,
 ) -> Result<(RrxeQp, u32)> {
@@ -78,23 +89,25 @@ pub(crate) fn create(
         return Err(crate::kapi::eopnotsupp());
     };
     let qp_type = match QpType::from_raw(init.qp_type) {
-        // UD QPs can be created and moved through their states; their
-        // data path is not implemented (sends complete with a local QP
-        // operation error, received datagrams are dropped).
         Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
         _ => {
             rrxe_ratelimited!(pr_warn, "rrxe: QP type {} is not supported\n", init.qp_type);
             return Err(crate::kapi::eopnotsupp());
         }
     };
-    if init.create_flags != 0 || init.has_srq {
+    if init.create_flags != 0 {
         return Err(crate::kapi::eopnotsupp());
     }
     user.udata.require_empty_input()?;
-    let (sqg, rqg) = geometry(&mut init.caps)?;
+    let (sqg, rqg) = geometry(&mut init.caps, srq.is_some())?;
     let sq = UserQueue::new(&user.ctx, sqg)?;
-    let rq = UserQueue::new(&user.ctx, rqg)?;
-    let (sq_mi, rq_mi) = (sq.mminfo(), rq.mminfo());
+    let rq = match rqg {
+        Some(g) => Some(UserQueue::new(&user.ctx, g)?),
+        None => None,
+    };
+    // With an SRQ the receive ring's mminfo is all zeroes (librxe maps
+    // none).
+    let (sq_mi, rq_mi) = (sq.mminfo(), rq.as_ref().map_or([0; 16], |q| q.mminfo()));
     let slot = dev.qps.reserve(FIRST_QPN, LAST_QPN)?;
     let qpn = slot.index();
     let qp = Qp::new(
@@ -103,7 +116,11 @@ pub(crate) fn create(
         *init,
         dev.clone(),
         (cqs.0.shared.clone(), cqs.1.shared.clone()),
-        Rings { sq, rq },
+        Rings {
+            sq,
+            rq,
+            srq: srq.map(|s| s.shared.clone()),
+        },
         events,
     )?;
     // struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }

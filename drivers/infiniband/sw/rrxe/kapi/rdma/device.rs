@@ -69,11 +69,13 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     type Qp: Send + Sync;
     /// `create_qp`: validates `init`, updates its caps to what was created
     /// and returns the QP's data and number.  `cqs` are the send and
-    /// receive CQs, which outlive the QP (ib_core holds them).
+    /// receive CQs and `srq` the shared receive queue, if any, which
+    /// outlive the QP (ib_core holds them).
     fn create_qp(
         dev: &Device<Self>,
         init: &mut super::qp::QpInit,
         cqs: (&Self::Cq, &Self::Cq),
+        srq: Option<&Self::Srq>,
         user: Option<super::cq::UserCaller<'_>>,
         events: super::event::QpEvents,
     ) -> Result<(Self::Qp, u32)>;
@@ -117,6 +119,29 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// `dealloc_mw`: the window is gone from user space and ib_core (a
     /// bound window is unbound).
     fn dealloc_mw(dev: &Device<Self>, mw: Self::Mw);
+    /// Driver data of a shared receive queue.
+    type Srq: Send + Sync;
+    /// `create_srq`: a basic SRQ in `pd` of `attr`'s size, which comes
+    /// back with what was created.
+    fn create_srq(
+        dev: &Device<Self>,
+        pd: super::mr::PdId,
+        attr: &mut super::srq::SrqAttr,
+        user: Option<super::cq::UserCaller<'_>>,
+        events: super::srq::SrqEvents,
+    ) -> Result<Self::Srq>;
+    /// `modify_srq`: `mask` has `IB_SRQ_MAX_WR` and/or `IB_SRQ_LIMIT`.
+    fn modify_srq(
+        dev: &Device<Self>,
+        srq: &Self::Srq,
+        attr: &super::srq::SrqAttr,
+        mask: u32,
+        udata: Option<UData<'_>>,
+    ) -> Result;
+    /// `query_srq`.
+    fn query_srq(srq: &Self::Srq) -> super::srq::SrqAttr;
+    /// `destroy_srq`: no QP uses it any more.
+    fn destroy_srq(dev: &Device<Self>, srq: Self::Srq);
     /// Driver data of an address handle.
     type Ah: Send + Sync;
     /// `create_ah` / `create_user_ah`: an address handle in `pd` for the

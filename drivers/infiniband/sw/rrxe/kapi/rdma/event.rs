@@ -27,6 +27,9 @@ pub(crate) enum QpEvent {
     SqDrained,
     /// `IB_EVENT_PATH_MIG`: the QP migrated to its alternate path.
     PathMig,
+    /// `IB_EVENT_QP_LAST_WQE_REACHED`: a QP attached to an SRQ entered the
+    /// error state and will take no more WQEs from it.
+    LastWqeReached,
 }
 
 impl QpEvent {
@@ -35,6 +38,7 @@ impl QpEvent {
             Self::AccessErr => bindings::ib_event_type_IB_EVENT_QP_ACCESS_ERR,
             Self::SqDrained => bindings::ib_event_type_IB_EVENT_SQ_DRAINED,
             Self::PathMig => bindings::ib_event_type_IB_EVENT_PATH_MIG,
+            Self::LastWqeReached => bindings::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED,
         }
     }
 }

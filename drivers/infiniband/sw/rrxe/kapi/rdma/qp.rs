@@ -58,8 +58,6 @@ pub(crate) struct QpInit {
     pub(crate) caps: QpCaps,
     /// Every send WR signals a completion (`IB_SIGNAL_ALL_WR`).
     pub(crate) sq_sig_all: bool,
-    /// A shared receive queue is attached.
-    pub(crate) has_srq: bool,
     pub(crate) create_flags: u32,
     /// The QP's protection domain.
     pub(crate) pd: super::mr::PdId,
@@ -254,7 +252,6 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
                 qp_type: i.qp_type,
                 caps: QpCaps::from_c(&i.cap),
                 sq_sig_all: i.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
-                has_srq: !i.srq.is_null(),
                 create_flags: i.create_flags,
                 pd: super::mr::PdId::from_raw((*qp).pd),
             };
@@ -266,6 +263,12 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
                 super::cq::data::<T>(i.send_cq),
                 super::cq::data::<T>(i.recv_cq),
             );
+            // ib_core holds the SRQ (usecnt) until the QP is destroyed.
+            let srq = if i.srq.is_null() {
+                None
+            } else {
+                Some(super::srq::data::<T>(i.srq))
+            };
             let user = match UData::from_raw(udata) {
                 Some(u) => Some(UserCaller {
                     ctx: u.user_context().ok_or(EINVAL)?,
@@ -274,7 +277,7 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
                 None => None,
             };
             let events = QpEvents::new(qp)?;
-            let (data, qpn) = T::create_qp(dev, &mut req, cqs, user, events.clone())?;
+            let (data, qpn) = T::create_qp(dev, &mut req, cqs, srq, user, events.clone())?;
             req.caps.to_c(&mut i.cap);
             (*qp).qp_num = qpn;
             let obj = qp.cast::<QpObj<T>>();

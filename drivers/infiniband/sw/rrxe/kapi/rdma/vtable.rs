@@ -50,6 +50,10 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
     ops.alloc_mw = Some(super::mw::alloc_mw::<T>);
     ops.dealloc_mw = Some(super::mw::dealloc_mw::<T>);
+    ops.create_srq = Some(super::srq::create_srq::<T>);
+    ops.modify_srq = Some(super::srq::modify_srq::<T>);
+    ops.query_srq = Some(super::srq::query_srq::<T>);
+    ops.destroy_srq = Some(super::srq::destroy_srq::<T>);
     ops.create_ah = Some(super::ah::create_ah::<T>);
     ops.create_user_ah = Some(super::ah::create_ah::<T>);
     ops.query_ah = Some(super::ah::query_ah::<T>);
@@ -62,6 +66,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.size_ib_cq = size_of::<super::cq::CqObj<T>>();
     ops.size_ib_mw = size_of::<super::mw::MwObj<T>>();
     ops.size_ib_ah = size_of::<super::ah::AhObj<T>>();
+    ops.size_ib_srq = size_of::<super::srq::SrqObj<T>>();
     ops
 }
 
