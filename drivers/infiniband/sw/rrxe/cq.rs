@@ -96,6 +96,47 @@ pub(crate) fn create(
     Ok((RrxeCq { shared }, geo.capacity()))
 }
 
+/// `resize_cq`: a new ring of at least `cqe` entries takes the
+/// completions not yet polled, in order, and replaces the old one (whose
+/// mapping goes; librxe maps the new one from the response, holding its CQ
+/// lock meanwhile, so it does not poll during the call).  `EINVAL` if they
+/// do not fit.
+pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Result<u32> {
+    let Some(mut user) = user else {
+        return Err(crate::kapi::eopnotsupp());
+    };
+    user.udata.require_empty_input()?;
+    let geo = Geometry::new(cqe, CQE_SIZE as u32, param::MAX_CQE as u32).inspect_err(|_| {
+        rrxe_ratelimited!(pr_warn, "rrxe: resize_cq: {} entries is out of range\n", cqe);
+    })?;
+    let mut ring = cq.shared.ring.lock();
+    let old = ring.queue.as_ref().ok_or(EINVAL)?;
+    let consumer = old.user_consumer()?;
+    let pending = ring.producer.wrapping_sub(consumer) & old.mask();
+    if pending > geo.capacity() {
+        rrxe_ratelimited!(
+            pr_warn,
+            "rrxe: resize_cq: {} entries cannot hold the {} not polled\n",
+            cqe,
+            pending
+        );
+        return Err(EINVAL);
+    }
+    let new = UserQueue::new(&user.ctx, geo)?;
+    let mut slot = [0u8; CQE_SIZE];
+    for i in 0..pending {
+        old.read_slot(consumer.wrapping_add(i), &mut slot)?;
+        new.write_slot(i, &slot)?;
+    }
+    new.publish_consumer(0)?;
+    new.publish_producer(pending)?;
+    // struct rxe_resize_cq_resp { struct mminfo mi; }
+    user.udata.respond(&new.mminfo())?;
+    ring.queue = Some(new);
+    ring.producer = pending;
+    Ok(geo.capacity())
+}
+
 /// Arms the CQ; reports pending completions if asked.
 pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
     let cq = &cq.shared;

@@ -282,6 +282,14 @@ impl Driver for RrxeDev {
         ah.destroy(&dev.core.ahs);
     }
 
+    fn resize_cq(
+        cq: &Self::Cq,
+        cqe: u32,
+        user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
+    ) -> Result<u32> {
+        crate::cq::resize(cq, cqe, user)
+    }
+
     fn create_cq(
         _dev: &Device<Self>,
         attr: crate::kapi::rdma::cq::CqAttr,

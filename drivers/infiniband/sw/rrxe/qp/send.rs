@@ -192,7 +192,9 @@ impl SendSide {
             status,
             opcode,
             byte_len: w.hdr.length,
-            imm: None,
+            // As C rxe: a successful WRITE or SEND with immediate reports
+            // IB_WC_WITH_IMM (and no data) on the send side too.
+            imm: (status == WcStatus::Success && w.hdr.op.has_imm()).then_some([0; 4]),
             invalidated: None,
             qp_num: qp.qpn,
             src_qp: 0,

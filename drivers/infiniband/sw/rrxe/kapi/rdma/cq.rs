@@ -199,3 +199,33 @@ pub(super) unsafe extern "C" fn req_notify_cq<T: Driver>(
         Ok(c_int::from(missed))
     })
 }
+
+/// `resize_user_cq` (uverbs only; ib_core has no kernel resize).
+///
+/// # Safety
+///
+/// Only called by ib_core for a live CQ created by `create_cq`, with the
+/// `driver_udata` of the call's attribute bundle.
+pub(super) unsafe extern "C" fn resize_user_cq<T: Driver>(
+    cq: *mut bindings::ib_cq,
+    cqe: kernel::ffi::c_uint,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a valid or null udata.
+        let user = match unsafe { UData::from_raw(udata) } {
+            Some(u) => Some(UserCaller {
+                // SAFETY: User callers' udata is the `driver_udata` of
+                // their attribute bundle.
+                ctx: unsafe { u.user_context() }.ok_or(EINVAL)?,
+                udata: u,
+            }),
+            None => None,
+        };
+        // SAFETY: Live, created CQ.
+        let n = T::resize_cq(unsafe { data::<T>(cq) }, cqe, user)?;
+        // SAFETY: `cq` is live; ib_core reports `cqe` to the caller.
+        unsafe { (*cq).cqe = n as c_int };
+        Ok(0)
+    })
+}

@@ -65,6 +65,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// `req_notify_cq`: arm the CQ with `IB_CQ_*` flags; `Ok(true)` if
     /// `IB_CQ_REPORT_MISSED_EVENTS` was asked and completions are pending.
     fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool>;
+    /// `resize_user_cq`: to at least `cqe` entries, keeping those not yet
+    /// polled; returns the new capacity.
+    fn resize_cq(cq: &Self::Cq, cqe: u32, user: Option<super::cq::UserCaller<'_>>) -> Result<u32>;
     /// Driver data of a queue pair.
     type Qp: Send + Sync;
     /// `create_qp`: validates `init`, updates its caps to what was created

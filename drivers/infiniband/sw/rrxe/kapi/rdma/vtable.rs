@@ -40,6 +40,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.destroy_cq = Some(super::cq::destroy_cq::<T>);
     ops.poll_cq = Some(poll_cq::<T>);
     ops.req_notify_cq = Some(super::cq::req_notify_cq::<T>);
+    ops.resize_user_cq = Some(super::cq::resize_user_cq::<T>);
     ops.disassociate_ucontext = Some(disassociate_ucontext);
     ops.mmap = Some(super::umap::mmap);
     ops.mmap_free = Some(super::umap::mmap_free);

@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""UD datagrams, shared receive queues and CQ resize through pyverbs (stock
+librxe) on one device, UD QPs sending to each other through an address
+handle for the device's own IPv4 GID.  Each check prints a line; the
+scenario runs this on rrxe and on C rxe and compares the lines.
+
+UD: a datagram with immediate data (completion: RECV, byte_len = 40 +
+payload, src_qp, IB_WC_GRH and immediate); the GRH: 20 zero bytes, then
+the datagram's IPv4 header (version, length, protocol, addresses); a wrong
+Q_Key is dropped, a WR Q_Key with the high bit set sends the QP's own; a
+datagram longer than the receive buffer is dropped and the WQE stays for
+the next; a send longer than the port MTU completes and sends nothing; an
+AH of another PD fails the send (LOC_QP_OP_ERR).  SRQ: a UD QP on an SRQ,
+the limit event when a take leaves fewer WQEs than the limit (then the
+limit reads 0), IB_EVENT_QP_LAST_WQE_REACHED when the QP enters the error
+state, the flushed WQE's completion.  CQ resize: smaller than the
+completions not polled is refused, larger keeps them in order.
+usage: ud_srq_test.py DEV GIDX"""
+import struct
+import sys
+import threading
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import AH, AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+from pyverbs.wr import RecvWR, SGE, SendWR
+
+sys.path.insert(0, sys.path[0])
+from verbs_util import poll  # noqa: E402
+
+dev, gidx = sys.argv[1], int(sys.argv[2])
+ctx = Context(name=dev)
+pd = PD(ctx)
+gid = ctx.query_gid(1, gidx)
+QKEY = 0x11111111
+NAMES = {getattr(e, n): n for n in dir(e) if n.startswith("IBV_EVENT_")}
+SIZE = 65536
+mr = MR(pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE)
+mtu = {e.IBV_MTU_1024: 1024, e.IBV_MTU_2048: 2048, e.IBV_MTU_4096: 4096}[ctx.query_port(1).active_mtu]
+
+
+def next_event(timeout=10.0):
+    """The next asynchronous event's name, or None (see async_test.py)."""
+    got = []
+    t = threading.Thread(target=lambda: got.append(ctx.get_async_event()), daemon=True)
+    t.start()
+    t.join(timeout)
+    if not got:
+        return None
+    got[0].ack()
+    return NAMES.get(got[0].event_type, got[0].event_type)
+
+
+def ud_qp(cq, srq=None, qkey=QKEY):
+    q = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, srq=srq,
+                          cap=QPCap(max_send_wr=16, max_recv_wr=0 if srq else 16, max_send_sge=1,
+                                    max_recv_sge=0 if srq else 1)))
+    a = QPAttr()
+    a.qp_state, a.pkey_index, a.port_num, a.qkey = e.IBV_QPS_INIT, 0, 1, qkey
+    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_RTR
+    q.modify(a, e.IBV_QP_STATE)
+    a = QPAttr()
+    a.qp_state, a.sq_psn = e.IBV_QPS_RTS, 0
+    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+    return q
+
+
+def ah_for(p):
+    return AH(p, attr=AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gidx, hop_limit=64), is_global=1,
+                             port_num=1))
+
+
+def recv(target, off, length, wr_id):
+    target.post_recv(RecvWR(wr_id=wr_id, num_sge=1, sg=[SGE(mr.buf + off, length, mr.lkey)]))
+
+
+def send(q, ah, dst, off, n, wr_id, qkey=QKEY, imm=None):
+    wr = SendWR(wr_id=wr_id, opcode=e.IBV_WR_SEND_WITH_IMM if imm is not None else e.IBV_WR_SEND,
+                num_sge=1, sg=[SGE(mr.buf + off, n, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    if imm is not None:
+        wr.imm_data = imm
+    wr.set_wr_ud(ah, dst.qp_num, qkey)
+    q.post_send(wr)
+
+
+def fill(off, n, seed):
+    data = bytes((i * 13 + seed) & 0xff for i in range(n))
+    mr.write(data, n, off)
+    return data
+
+
+def wc_line(wc, what, sender=None):
+    flags = []
+    if wc.wc_flags & e.IBV_WC_GRH:
+        flags.append("GRH")
+    if wc.wc_flags & e.IBV_WC_WITH_IMM:
+        flags.append("IMM")
+    src = "" if sender is None else f" src_qp {'sender' if wc.src_qp == sender.qp_num else wc.src_qp}"
+    return (f"{what}: status {wc.status} opcode {wc.opcode} byte_len {wc.byte_len}{src} "
+            f"flags {'|'.join(flags) or '-'}")
+
+
+def nothing(cq, what, timeout=1.0):
+    try:
+        wc = poll(cq, what, timeout=timeout)
+    except Exception:
+        print(f"ok: {what}: no completion")
+        return
+    raise AssertionError(f"{what}: unexpected completion {wc_line(wc[0], what)}")
+
+
+cq = CQ(ctx, 64)
+a, b = ud_qp(cq), ud_qp(cq)
+ah = ah_for(pd)
+
+# 1. A datagram with immediate data, and its GRH.
+data = fill(0, 100, 1)
+recv(b, 4096, 40 + 200, 1)
+send(a, ah, b, 0, 100, 2, imm=0x12345678)
+wcs = poll(cq, "datagram", n=2)
+for wc in sorted(wcs, key=lambda w: w.wr_id):
+    print("ok: " + wc_line(wc, f"wr {wc.wr_id}", a if wc.wr_id == 1 else None))
+rwc = [w for w in wcs if w.wr_id == 1][0]
+print(f"ok: immediate data {rwc.imm_data:#x}")
+got = mr.read(40 + 100, 4096)
+assert got[40:] == data, "payload differs"
+grh = got[:40]
+ip = grh[20:40]
+v4 = bytes.fromhex("".join(gid.gid.split(":")[-2:]))
+print(f"ok: GRH: first 20 bytes zero {grh[:20] == bytes(20)}, version/IHL {ip[0]:#x}, "
+      f"total length {struct.unpack('>H', ip[2:4])[0]}, protocol {ip[9]}, "
+      f"source is our address {ip[12:16] == v4}, destination is our address {ip[16:20] == v4}")
+
+# 2. Q_Keys: a wrong one is dropped; the high bit sends the QP's own
+# (IBTA C10-15; C rxe sends the WR's value as is: a named deviation).
+cq = CQ(ctx, 64)
+a, b = ud_qp(cq), ud_qp(cq)
+recv(b, 4096, 240, 3)
+send(a, ah, b, 0, 64, 4, qkey=0x22222222)
+print("ok: " + wc_line(poll(cq, "wrong Q_Key send")[0], "send with a wrong Q_Key"))
+nothing(cq, "datagram with a wrong Q_Key")
+c = ud_qp(cq, qkey=0x80000001)
+send(c, ah, b, 0, 64, 6, qkey=0x80000000)
+print("ok: " + wc_line(poll(cq, "privileged Q_Key send")[0], "send with the QP's Q_Key 0x80000001"))
+nothing(cq, "QP Q_Key 0x80000001 (privileged) sent to Q_Key 0x11111111", timeout=0.5)
+send(a, ah, b, 0, 64, 7, qkey=0x80000000)
+wcs = poll(cq, "Q_Key high bit send")
+got = [w for w in wcs if w.wr_id == 3]
+try:
+    got += poll(cq, "Q_Key high bit datagram", timeout=1.0)
+except AssertionError:
+    pass
+print(f"ok: WR Q_Key with the high bit set (the QP's is used): datagram received {len(got) + len(wcs) == 2}")
+
+# 3. Too long for the receive buffer: dropped, the WQE waits.
+cq = CQ(ctx, 64)
+a, b = ud_qp(cq), ud_qp(cq)
+recv(b, 8192, 40 + 50, 8)
+send(a, ah, b, 0, 100, 9)
+print("ok: " + wc_line(poll(cq, "long datagram's send")[0], "send of 100 bytes to a 90-byte buffer"))
+try:
+    wc = poll(cq, "datagram longer than the receive buffer", timeout=1.0)[0]
+    print("ok: " + wc_line(wc, "datagram longer than the receive buffer"))
+except AssertionError:
+    print("ok: datagram longer than the receive buffer: no completion")
+send(a, ah, b, 0, 20, 10)
+for wc in sorted(poll(cq, "short datagram"), key=lambda w: w.wr_id):
+    print("ok: " + wc_line(wc, f"then 20 bytes: wr {wc.wr_id}"))
+try:
+    wc = poll(cq, "short datagram's receive", timeout=1.0)[0]
+    print("ok: " + wc_line(wc, f"then 20 bytes: wr {wc.wr_id}"))
+except AssertionError:
+    print("ok: then 20 bytes: no receive completion")
+
+# 4. Longer than the port MTU: completes, nothing sent.
+cq = CQ(ctx, 64)
+a, b = ud_qp(cq), ud_qp(cq)
+recv(b, 16384, 40 + mtu + 64, 11)
+send(a, ah, b, 0, mtu + 1, 12)
+print("ok: " + wc_line(poll(cq, "over-MTU send")[0], "send of MTU + 1 bytes"))
+nothing(cq, "datagram over the MTU")
+send(a, ah, b, 0, mtu, 13)
+for wc in sorted(poll(cq, "MTU datagram", n=2), key=lambda w: w.wr_id):
+    print("ok: " + wc_line(wc, f"then MTU bytes: wr {wc.wr_id}"))
+
+# 5. An AH of another PD.
+pd2 = PD(ctx)
+ah2 = ah_for(pd2)
+send(a, ah2, b, 0, 8, 14)
+print("ok: " + wc_line(poll(cq, "foreign AH")[0], "send through an AH of another PD"))
+print(f"ok: sender state after it {a.query(e.IBV_QP_STATE)[0].qp_state}")
+
+# 6. SRQ: limit event, last WQE reached, flush.
+scq = CQ(ctx, 64)
+srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=1)))
+print(f"ok: SRQ created, max_wr >= 16 {srq.query().max_wr >= 16}, max_sge {srq.query().max_sge}")
+s = ud_qp(scq, srq=srq)
+d = ud_qp(scq)
+for i in range(10):
+    recv(srq, 20000 + i * 256, 256, 100 + i)
+srq.modify(SrqAttr(srq_limit=8), e.IBV_SRQ_LIMIT)
+print(f"ok: srq_limit armed: {srq.query().srq_limit}")
+for i in range(2):
+    send(d, ah, s, 0, 32, 200 + i)
+wcs = poll(scq, "two datagrams to the SRQ QP", n=4)
+print(f"ok: two datagrams through the SRQ: {sorted((w.wr_id, w.status, w.byte_len) for w in wcs)}")
+send(d, ah, s, 0, 32, 202)
+poll(scq, "third datagram", n=2)
+# (No check that no event came before: pyverbs holds the interpreter lock
+# while it waits for one.)
+print(f"ok: after the third (7 left, limit 8): event {next_event()}, srq_limit now {srq.query().srq_limit}")
+try:
+    srq.modify(SrqAttr(srq_limit=100), e.IBV_SRQ_LIMIT)
+    print("ok: srq_limit 100 on a 16-entry SRQ accepted")
+except PyverbsRDMAError as err:
+    print(f"ok: srq_limit 100 on a 16-entry SRQ refused ({err.error_code})")
+a_ = QPAttr()
+a_.qp_state = e.IBV_QPS_ERR
+s.modify(a_, e.IBV_QP_STATE)
+print(f"ok: SRQ QP to ERR: event {next_event()}")
+nothing(scq, "SRQ QP in ERR (the SRQ's WQEs are not the QP's)", timeout=0.5)
+
+# 7. CQ resize.
+rcq = CQ(ctx, 8)
+r1, r2 = ud_qp(rcq), ud_qp(rcq)
+for i in range(6):
+    recv(r2, 30000 + i * 128, 128, 300 + i)
+for i in range(3):
+    send(r1, ah, r2, 0, 16, 400 + i)
+time.sleep(0.5)
+try:
+    rcq.resize(2)
+    print("ok: resize below the completions not polled accepted")
+except PyverbsRDMAError as err:
+    print(f"ok: resize to 2 with 6 completions pending refused ({err.error_code})")
+rcq.resize(64)
+print(f"ok: resized to 64: cqe >= 64 {rcq.cqe >= 64}")
+for i in range(3, 6):
+    send(r1, ah, r2, 0, 16, 400 + i)
+wcs = poll(rcq, "completions across the resize", n=12)
+print(f"ok: 12 completions after the resize, in order per queue: "
+      f"{[w.wr_id for w in wcs if w.wr_id >= 400] == list(range(400, 406))} "
+      f"{[w.wr_id for w in wcs if w.wr_id < 400] == list(range(300, 306))}, "
+      f"all successful {all(w.status == 0 for w in wcs)}")
+print("ud_srq_test: done")
