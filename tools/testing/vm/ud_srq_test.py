@@ -251,4 +251,7 @@ print(f"ok: 12 completions after the resize, in order per queue: "
       f"{[w.wr_id for w in wcs if w.wr_id >= 400] == list(range(400, 406))} "
       f"{[w.wr_id for w in wcs if w.wr_id < 400] == list(range(300, 306))}, "
       f"all successful {all(w.status == 0 for w in wcs)}")
+# pyverbs does not order an SRQ before its PD at exit: close it here.
+s.close()
+srq.close()
 print("ud_srq_test: done")
