@@ -107,7 +107,11 @@ pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Res
     };
     user.udata.require_empty_input()?;
     let geo = Geometry::new(cqe, CQE_SIZE as u32, param::MAX_CQE as u32).inspect_err(|_| {
-        rrxe_ratelimited!(pr_warn, "rrxe: resize_cq: {} entries is out of range\n", cqe);
+        rrxe_ratelimited!(
+            pr_warn,
+            "rrxe: resize_cq: {} entries is out of range\n",
+            cqe
+        );
     })?;
     let mut ring = cq.shared.ring.lock();
     let old = ring.queue.as_ref().ok_or(EINVAL)?;

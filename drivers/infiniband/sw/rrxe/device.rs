@@ -184,6 +184,14 @@ impl Driver for RrxeDev {
         crate::verbs::qp::destroy(qp);
     }
 
+    fn attach_mcast(_dev: &Device<Self>, qp: &Self::Qp, mgid: &[u8; 16]) -> Result {
+        crate::verbs::qp::attach_mcast(qp, mgid)
+    }
+
+    fn detach_mcast(_dev: &Device<Self>, qp: &Self::Qp, mgid: &[u8; 16]) -> Result {
+        crate::verbs::qp::detach_mcast(qp, mgid)
+    }
+
     fn reg_user_mr(
         dev: &Device<Self>,
         pd: crate::kapi::rdma::mr::PdId,

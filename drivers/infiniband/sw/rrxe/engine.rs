@@ -42,6 +42,7 @@
 pub(crate) mod completer;
 mod datagram;
 mod local_op;
+mod multicast;
 pub(crate) mod recv;
 pub(crate) mod requester;
 pub(crate) mod responder;
@@ -60,7 +61,7 @@ use kernel::{
 
 use crate::kapi::workqueue::{OwnedQueue, QueueSlot, SlotGuard, MAX_ACTIVE};
 use crate::proto::cqe::WcStatus;
-use crate::qp::{send::SendSide, Qp};
+use crate::qp::{send::SendSide, DevCore, Qp};
 
 /// Steps a task run takes before it yields the worker.
 pub(crate) const BUDGET: u32 = 1024;
@@ -86,6 +87,11 @@ pub(crate) fn start() -> Result<SlotGuard> {
 /// Queues `qp`'s send task (a run already queued covers this request).
 pub(crate) fn schedule_send(qp: &Arc<Qp>) {
     let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<Qp>, 0>(qp.clone()));
+}
+
+/// Queues `dev`'s multicast delivery.
+pub(crate) fn schedule_multicast(dev: &Arc<DevCore>) {
+    let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<DevCore>, 0>(dev.clone()));
 }
 
 /// Queues `qp`'s receive task.
@@ -124,6 +130,14 @@ pub(crate) fn fail_head(qp: &Arc<Qp>, s: &mut SendSide, status: WcStatus, why: &
 /// side and stores the handle there).
 pub(crate) fn arm_timer(qp: &Arc<Qp>, after: Delta) -> kernel::time::hrtimer::ArcHrTimerHandle<Qp> {
     qp.clone().start(after)
+}
+
+impl WorkItem<0> for DevCore {
+    type Pointer = Arc<DevCore>;
+
+    fn run(this: Arc<DevCore>) {
+        multicast::run(&this);
+    }
 }
 
 impl WorkItem<0> for Qp {

@@ -50,6 +50,12 @@ pub(crate) const MAX_SRQ_SGE: i32 = 27;
 /// with `ENOMEM`.  256 MiB holds, e.g., 64 QPs of 16,384 WQEs with 4 SGEs
 /// each, far beyond what perftest or the pingpongs ask.
 pub(crate) const MAX_QUEUE_BYTES_PER_CONTEXT: usize = 256 << 20;
+/// Multicast groups per device.
+pub(crate) const MAX_MCAST_GRP: u32 = 8192;
+/// QPs attached to one multicast group.
+pub(crate) const MAX_MCAST_QP_ATTACH: u32 = 56;
+/// Attachments over all groups of a device.
+pub(crate) const MAX_TOTAL_MCAST_QP_ATTACH: u32 = 0x70000;
 /// Address handles: 2^15 - 1.
 pub(crate) const MAX_AH: i32 = (1 << 15) - 1;
 
@@ -112,9 +118,9 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         // this device (and, being locked instructions, to the CPU too).
         atomic_cap: bindings::ib_atomic_cap_IB_ATOMIC_HCA,
         max_mw: MAX_MW,
-        max_mcast_grp: 8192,
-        max_mcast_qp_attach: 56,
-        max_total_mcast_qp_attach: 0x70000,
+        max_mcast_grp: MAX_MCAST_GRP as i32,
+        max_mcast_qp_attach: MAX_MCAST_QP_ATTACH as i32,
+        max_total_mcast_qp_attach: MAX_TOTAL_MCAST_QP_ATTACH as i32,
         max_ah: MAX_AH,
         max_srq: MAX_SRQ_INDEX - MIN_SRQ_INDEX,
         max_srq_wr: MAX_SRQ_WR,

@@ -49,6 +49,7 @@ use crate::kapi::net::{netdev::NetDevice, skb_queue::SkbQueue};
 use crate::kapi::rdma::event::{QpEvent, QpEvents};
 use crate::kapi::rdma::qp::{QpAttr, QpInit};
 use crate::kapi::xarray::RcuTable;
+use crate::mcast::McastTable;
 use crate::mr::MrTable;
 use crate::mw::{MwTable, QpIdent};
 use crate::param;
@@ -88,6 +89,16 @@ pub(crate) struct DevCore {
     /// Shared receive queues by number (QPs hold theirs directly).
     #[pin]
     pub(crate) srqs: SrqTable,
+    /// Multicast groups and their QPs.
+    #[pin]
+    pub(crate) mcast: McastTable,
+    /// Datagrams to multicast groups, from the receive path, for the
+    /// device's multicast work (`engine::multicast`), which hands each to
+    /// the group's QPs in process context.
+    #[pin]
+    pub(crate) mcast_rx: SkbQueue,
+    #[pin]
+    pub(crate) mcast_work: Work<DevCore>,
     /// Serial number of the next QP ([`QpIdent`]).
     qp_serial: Atomic<u64>,
     pub(crate) stats: Stats,
@@ -104,6 +115,9 @@ impl DevCore {
                 qps <- RcuTable::new(),
                 ahs <- RcuTable::new(),
                 srqs <- RcuTable::new(),
+                mcast <- McastTable::new(),
+                mcast_rx <- SkbQueue::new(RX_QUEUE_LIMIT),
+                mcast_work <- new_work!("DevCore::mcast_work"),
                 qp_serial: Atomic::new(0),
                 stats: Stats::new(),
             }),
@@ -160,6 +174,10 @@ pub(crate) struct Qp {
     pub(crate) recv_task: Work<Qp, 1>,
     #[pin]
     pub(crate) timer: HrTimer<Qp>,
+}
+
+impl_has_work! {
+    impl HasWork<Self, 0> for DevCore { self.mcast_work }
 }
 
 impl_has_work! {

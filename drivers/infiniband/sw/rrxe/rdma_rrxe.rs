@@ -31,6 +31,7 @@ mod engine;
 mod icrc;
 mod kapi;
 mod link;
+mod mcast;
 mod mr;
 mod mw;
 mod net;

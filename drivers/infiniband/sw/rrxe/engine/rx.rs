@@ -18,10 +18,10 @@ use kernel::sync::Arc;
 
 use crate::icrc::KernelCrc32;
 use crate::kapi::net::skb::SkBuff;
-use crate::proto::bth::{BTH_DEF_PKEY, BTH_LEN};
+use crate::proto::bth::{BTH_DEF_PKEY, BTH_LEN, MULTICAST_QPN};
 use crate::proto::icrc::{icrc_verify_mode, IcrcHasher, IcrcMode, ICRC_LEN};
 use crate::proto::ip::{IpVersion, RoceLayout};
-use crate::proto::opcode::RC_FLUSH;
+use crate::proto::opcode::{RC_FLUSH, UD_SEND_ONLY, UD_SEND_ONLY_WITH_IMMEDIATE};
 use crate::proto::qp_state::{QpState, QpType};
 use crate::proto::validate::{check_header, check_pkey, check_type_state};
 use crate::proto::Packet;
@@ -116,8 +116,33 @@ fn ip_addrs(l3: &[u8], v: IpVersion) -> Option<(&[u8], &[u8])> {
 /// A packet that failed a check (the caller counts it).
 struct Dropped;
 
-/// The checks; on success, the QP and whether the packet is a request.
-fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<(Arc<Qp>, bool), Dropped> {
+/// Where a packet that passed the checks goes.
+enum Target {
+    /// To a QP; true if it is a request.
+    Qp(Arc<Qp>, bool),
+    /// A datagram to a multicast group (`engine::multicast`).
+    Multicast,
+}
+
+/// The checks of a datagram to the multicast QPN: a UD SEND with a good
+/// P_Key and ICRC (the group's QPs check the rest when it reaches them).
+fn check_multicast(
+    pkt: &Packet<'_>,
+    skb: &SkBuff,
+    lay: &RoceLayout,
+) -> core::result::Result<Target, Dropped> {
+    if !matches!(pkt.opcode(), UD_SEND_ONLY | UD_SEND_ONLY_WITH_IMMEDIATE) {
+        return Err(Dropped);
+    }
+    check_pkey(pkt, BTH_DEF_PKEY).map_err(|_| Dropped)?;
+    if !icrc_ok(skb, lay) {
+        return Err(Dropped);
+    }
+    Ok(Target::Multicast)
+}
+
+/// The checks; on success, where the packet goes.
+fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Dropped> {
     let n = skb.len().min(MAX_HEADERS);
     if !skb.make_linear(n) {
         return Err(Dropped);
@@ -125,6 +150,9 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<(Arc<Qp>, bool
     let (pkt, lay) = Packet::parse_l3_prefix(skb.linear(), skb.len()).map_err(|_| Dropped)?;
     check_header(&pkt).map_err(|_| Dropped)?;
     let qpn = pkt.dest_qpn();
+    if qpn == MULTICAST_QPN {
+        return check_multicast(&pkt, skb, &lay);
+    }
     let request = pkt.info().is_request();
     let qp = dev.qps.get(qpn).ok_or(Dropped)?;
     if qp.is_dead() {
@@ -160,14 +188,23 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<(Arc<Qp>, bool
     if on_alternate {
         qp.request_migration();
     }
-    Ok((qp, request))
+    Ok(Target::Qp(qp, request))
 }
 
 /// Handles a received skb for device `dev`; its data starts at the IP
 /// header.  Any context; never sleeps.
-pub(crate) fn receive(dev: &DevCore, mut skb: SkBuff) {
+pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
     let (qp, request) = match check(dev, &mut skb) {
-        Ok(v) => v,
+        Ok(Target::Qp(qp, request)) => (qp, request),
+        Ok(Target::Multicast) => {
+            if let Err(skb) = dev.mcast_rx.push(skb) {
+                drop(skb);
+                dev.stats.inc(Counter::RcvDropped);
+                return;
+            }
+            super::schedule_multicast(dev);
+            return;
+        }
         Err(Dropped) => {
             dev.stats.inc(Counter::RcvDropped);
             return;

@@ -340,6 +340,18 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     Ok(())
 }
 
+/// `attach_mcast`: the QP receives the datagrams to group `mgid`.
+pub(crate) fn attach_mcast(h: &RrxeQp, mgid: &[u8; 16]) -> Result {
+    let qp = &h.qp;
+    qp.dev.mcast.attach(&qp.dev.netdev, mgid, qp.qpn)
+}
+
+/// `detach_mcast`.
+pub(crate) fn detach_mcast(h: &RrxeQp, mgid: &[u8; 16]) -> Result {
+    let qp = &h.qp;
+    qp.dev.mcast.detach(&qp.dev.netdev, mgid, qp.qpn)
+}
+
 /// `query_qp`.
 pub(crate) fn query(h: &RrxeQp) -> (QpAttr, QpInit) {
     let mut g = h.qp.attrs.lock();
@@ -362,6 +374,9 @@ pub(crate) fn query(h: &RrxeQp) -> (QpAttr, QpInit) {
 pub(crate) fn destroy(h: RrxeQp) {
     let qp = &h.qp;
     qp.mark_dead();
+    // uverbs detaches a QP's groups before destroying it; a kernel
+    // caller might not.
+    qp.dev.mcast.detach_all(&qp.dev.netdev, qp.qpn);
     {
         let mut s = qp.send.lock();
         s.clear_timer();

@@ -110,6 +110,22 @@ impl NetDevice {
         Some(out)
     }
 
+    /// Adds `mac` to the device's multicast filter (`dev_mc_add`,
+    /// reference counted per address).
+    pub(crate) fn mc_add(&self, mac: &[u8; 6]) -> kernel::error::Result {
+        // SAFETY: `self` is a live netdev (we hold a reference); the
+        // address is read for the call only.
+        let rc = unsafe { bindings::dev_mc_add(self.as_raw(), mac.as_ptr()) };
+        kernel::error::to_result(rc)
+    }
+
+    /// Drops one reference to `mac` in the multicast filter
+    /// (`dev_mc_del`).
+    pub(crate) fn mc_del(&self, mac: &[u8; 6]) {
+        // SAFETY: As for `mc_add`.
+        let _ = unsafe { bindings::dev_mc_del(self.as_raw(), mac.as_ptr()) };
+    }
+
     /// Whether this is an 802.1Q VLAN device.
     pub(crate) fn is_vlan(&self) -> bool {
         // SAFETY: Live device; `is_vlan_dev` only reads its flags.

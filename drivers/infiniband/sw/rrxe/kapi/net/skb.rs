@@ -107,6 +107,17 @@ impl SkBuff {
         unsafe { bindings::skb_reset_network_header(self.as_raw()) };
     }
 
+    /// A clone sharing the packet data (`skb_clone`), for delivering one
+    /// received packet to several consumers, who only read it; `None`
+    /// without memory.
+    pub(crate) fn clone_shared(&self) -> Option<Self> {
+        // SAFETY: `self` owns a reference to a valid skb; `skb_clone`
+        // returns a new skb we own, or NULL.
+        let p = unsafe { bindings::skb_clone(self.as_raw(), bindings::GFP_ATOMIC) };
+        // SAFETY: `p` is a new skb owned by the caller, or NULL.
+        unsafe { Self::from_raw(p) }
+    }
+
     /// Total data length (`skb->len`: linear part and fragments).
     pub(crate) fn len(&self) -> usize {
         // SAFETY: Valid skb; a plain read of a field we own.

@@ -91,6 +91,10 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn query_qp(qp: &Self::Qp) -> (super::qp::QpAttr, super::qp::QpInit);
     /// `destroy_qp`: the QP is gone from ib_core.
     fn destroy_qp(dev: &Device<Self>, qp: Self::Qp);
+    /// `attach_mcast`: UD QP `qp` joins multicast group `mgid`.
+    fn attach_mcast(dev: &Device<Self>, qp: &Self::Qp, mgid: &[u8; 16]) -> Result;
+    /// `detach_mcast`: it leaves the group.
+    fn detach_mcast(dev: &Device<Self>, qp: &Self::Qp, mgid: &[u8; 16]) -> Result;
     /// Driver data of a memory region.
     type Mr: Send + Sync;
     /// `reg_user_mr`: registers `[start, start + length)` of the calling

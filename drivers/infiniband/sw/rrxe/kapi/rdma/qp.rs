@@ -405,3 +405,45 @@ pub(super) unsafe extern "C" fn post_recv<T: Driver>(
     }
     -(bindings::EINVAL as c_int)
 }
+
+/// `attach_mcast` (ib_core has checked that the QP is UD and the GID a
+/// multicast one).
+///
+/// # Safety
+///
+/// Only called by ib_core for a live QP created by `create_qp`, with a
+/// valid GID.
+pub(super) unsafe extern "C" fn attach_mcast<T: Driver>(
+    qp: *mut bindings::ib_qp,
+    gid: *mut bindings::ib_gid,
+    _lid: u16,
+) -> c_int {
+    // SAFETY: `qp` is live for the call and ib_core set `device`.
+    let dev = unsafe { Device::<T>::from_raw((*qp).device) };
+    // SAFETY: `gid` is valid for the call; every member of the union is
+    // plain bytes.
+    let mgid = unsafe { (*gid).raw };
+    // SAFETY: Live QP of ours.
+    let data = unsafe { data::<T>(qp) };
+    from_result(|| T::attach_mcast(dev, data, &mgid).map(|()| 0))
+}
+
+/// `detach_mcast`.
+///
+/// # Safety
+///
+/// As for `attach_mcast`.
+pub(super) unsafe extern "C" fn detach_mcast<T: Driver>(
+    qp: *mut bindings::ib_qp,
+    gid: *mut bindings::ib_gid,
+    _lid: u16,
+) -> c_int {
+    // SAFETY: `qp` is live for the call and ib_core set `device`.
+    let dev = unsafe { Device::<T>::from_raw((*qp).device) };
+    // SAFETY: `gid` is valid for the call; every member of the union is
+    // plain bytes.
+    let mgid = unsafe { (*gid).raw };
+    // SAFETY: Live QP of ours.
+    let data = unsafe { data::<T>(qp) };
+    from_result(|| T::detach_mcast(dev, data, &mgid).map(|()| 0))
+}

@@ -51,6 +51,8 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
     ops.alloc_mw = Some(super::mw::alloc_mw::<T>);
     ops.dealloc_mw = Some(super::mw::dealloc_mw::<T>);
+    ops.attach_mcast = Some(super::qp::attach_mcast::<T>);
+    ops.detach_mcast = Some(super::qp::detach_mcast::<T>);
     ops.create_srq = Some(super::srq::create_srq::<T>);
     ops.modify_srq = Some(super::srq::modify_srq::<T>);
     ops.query_srq = Some(super::srq::query_srq::<T>);

@@ -58,6 +58,33 @@ impl IpPair {
     }
 }
 
+/// The Ethernet address of multicast group `mgid`: an IPv4-mapped
+/// 224.0.0.0/4 address maps to 01:00:5e and its low 23 bits (RFC 1112), an
+/// IPv6 ff00::/8 address to 33:33 and its low 32 bits (RFC 2464); `None`
+/// for a GID that is neither.
+pub fn multicast_mac(mgid: &[u8; 16]) -> Option<[u8; 6]> {
+    if let Some(v4) = gid_ipv4(mgid) {
+        return (v4[0] & 0xf0 == 0xe0).then(|| [0x01, 0x00, 0x5e, v4[1] & 0x7f, v4[2], v4[3]]);
+    }
+    (mgid[0] == 0xff).then(|| [0x33, 0x33, mgid[12], mgid[13], mgid[14], mgid[15]])
+}
+
+/// The GID of a packet's destination IP address `dst` (4 or 16 bytes): the
+/// group a multicast datagram is for.
+pub fn gid_of_ip(dst: &[u8]) -> Option<[u8; 16]> {
+    match dst.len() {
+        4 => {
+            let mut g = [0u8; 16];
+            g[10] = 0xff;
+            g[11] = 0xff;
+            g[12..].copy_from_slice(dst);
+            Some(g)
+        }
+        16 => dst.try_into().ok(),
+        _ => None,
+    }
+}
+
 /// UDP source port of QP `qpn`'s packets: 0xc000 and up, spread by a hash
 /// (RoCEv2 leaves the source port to the sender, for ECMP entropy).
 pub fn source_port(qpn: u32) -> u16 {
@@ -67,6 +94,32 @@ pub fn source_port(qpn: u32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multicast_macs() {
+        let v4 = |a: [u8; 4]| gid_of_ip(&a).unwrap();
+        assert_eq!(
+            multicast_mac(&v4([239, 129, 2, 3])),
+            Some([1, 0, 0x5e, 1, 2, 3])
+        );
+        assert_eq!(
+            multicast_mac(&v4([224, 0, 0, 251])),
+            Some([1, 0, 0x5e, 0, 0, 251])
+        );
+        assert_eq!(multicast_mac(&v4([10, 0, 0, 1])), None);
+        let mut v6 = [0u8; 16];
+        v6[0] = 0xff;
+        v6[1] = 0x0e;
+        v6[12..].copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(
+            multicast_mac(&v6),
+            Some([0x33, 0x33, 0xde, 0xad, 0xbe, 0xef])
+        );
+        v6[0] = 0xfe;
+        assert_eq!(multicast_mac(&v6), None);
+        assert_eq!(gid_of_ip(&[1, 2, 3]), None);
+        assert_eq!(gid_of_ip(&v6), Some(v6));
+    }
 
     fn v4(a: [u8; 4]) -> [u8; 16] {
         let mut g = [0u8; 16];

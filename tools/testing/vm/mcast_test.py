@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""Multicast through pyverbs (stock librxe): one UD sender on device S,
+three receivers attached to the group (ibv_attach_mcast): two on device
+R, one on S itself (reached through the IP stack's multicast loopback).
+For an IPv4 group (239.1.2.3, sent from S's IPv4 GID) and an IPv6 group
+(ff0e::1:2:3, sent from S's link-local GID): every datagram is received
+exactly once by each receiver, with its payload intact; after one
+receiver detaches it receives nothing more while the others do; a
+datagram to a group with no receiver on a device is dropped there.  The
+scenario joins the groups at the IP level in both namespaces first
+(IGMP/MLD membership is what rdma_cm adds; ibv_attach_mcast does not).
+usage: mcast_test.py DEV_S GIDX4_S GIDX6_S DEV_R"""
+import ctypes
+import struct
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import RecvWR, SGE, SendWR
+
+sys.path.insert(0, sys.path[0])
+from verbs_util import poll  # noqa: E402
+
+QKEY = 0x0bad0
+MCAST_QPN = 0xffffff
+N = 20
+LEN = 256
+GROUPS = (("IPv4 group 239.1.2.3", "0000:0000:0000:0000:0000:ffff:ef01:0203", 2),
+          ("IPv6 group ff0e::1:2:3", "ff0e:0000:0000:0000:0000:0001:0002:0003", 3))
+
+
+class Dev:
+    def __init__(self, name):
+        self.ctx = Context(name=name)
+        self.pd = PD(self.ctx)
+        self.mr = MR(self.pd, 1 << 20, e.IBV_ACCESS_LOCAL_WRITE)
+
+
+def ud_qp(d, cq):
+    q = QP(d.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
+                            cap=QPCap(max_send_wr=64, max_recv_wr=64, max_send_sge=1, max_recv_sge=1)))
+    a = QPAttr()
+    a.qp_state, a.pkey_index, a.port_num, a.qkey = e.IBV_QPS_INIT, 0, 1, QKEY
+    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_RTR
+    q.modify(a, e.IBV_QP_STATE)
+    a = QPAttr()
+    a.qp_state, a.sq_psn = e.IBV_QPS_RTS, 0
+    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+    return q
+
+
+class Receiver:
+    def __init__(self, name, d, slot):
+        self.name, self.d, self.base = name, d, slot * 65536
+        self.cq = CQ(d.ctx, 128)
+        self.qp = ud_qp(d, self.cq)
+        self.posted = 0
+
+    def post(self, n):
+        for _ in range(n):
+            off = self.base + (self.posted % 64) * 1024
+            self.qp.post_recv(RecvWR(wr_id=self.posted, num_sge=1,
+                                     sg=[SGE(self.d.mr.buf + off, 40 + LEN, self.d.mr.lkey)]))
+            self.posted += 1
+
+    def take(self, n, what):
+        """The sequence numbers of `n` datagrams (their first payload byte
+        pair), checked whole."""
+        seqs = []
+        for wc in poll(self.cq, f"{self.name}: {what}", n=n, timeout=20):
+            assert wc.status == e.IBV_WC_SUCCESS and wc.byte_len == 40 + LEN, \
+                f"{self.name}: {what}: status {wc.status} byte_len {wc.byte_len}"
+            off = self.base + (wc.wr_id % 64) * 1024
+            data = self.d.mr.read(LEN, off + 40)
+            seq = data[0] | data[1] << 8
+            assert data == payload(seq), f"{self.name}: {what}: datagram {seq} corrupted"
+            seqs.append(seq)
+        return seqs
+
+    def none(self, what):
+        time.sleep(0.3)
+        cnt, _ = self.cq.poll(num_entries=1)
+        assert cnt == 0, f"{self.name}: {what}: got a completion"
+
+
+def mapped_ranges():
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if "r" in line.split()[1]:
+                out.append((lo, hi))
+    return out
+
+
+def qp_ptr(qp):
+    """The `struct ibv_qp *` inside pyverbs QP `qp`: pyverbs 44 has no
+    attach_mcast and does not expose the pointer, so the object's fields
+    are scanned for a readable pointer to a struct whose qp_num (offset
+    52) and qp_type (offset 60) match.  Test-only."""
+    maps = mapped_ranges()
+
+    def readable(p, n):
+        return any(lo <= p and p + n <= hi for lo, hi in maps)
+
+    base = id(qp)
+    for off in range(16, 256, 8):
+        p = struct.unpack("<Q", ctypes.string_at(base + off, 8))[0]
+        if p and p % 8 == 0 and readable(p, 72):
+            qpn, = struct.unpack("<I", ctypes.string_at(p + 52, 4))
+            typ, = struct.unpack("<I", ctypes.string_at(p + 60, 4))
+            if qpn == qp.qp_num and typ == e.IBV_QPT_UD:
+                return p
+    raise AssertionError("struct ibv_qp not found in the pyverbs QP")
+
+
+VERBS = ctypes.CDLL("libibverbs.so.1")
+VERBS.ibv_attach_mcast.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint16]
+VERBS.ibv_detach_mcast.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint16]
+
+
+def mcast(qp, mgid, attach=True):
+    raw = bytes.fromhex(mgid.replace(":", ""))
+    f = VERBS.ibv_attach_mcast if attach else VERBS.ibv_detach_mcast
+    rc = f(qp_ptr(qp), raw, 0)
+    assert rc == 0, f"ibv_{'attach' if attach else 'detach'}_mcast: {rc}"
+
+
+def payload(seq):
+    return bytes([seq & 0xff, seq >> 8]) + bytes((seq * 7 + i) & 0xff for i in range(LEN - 2))
+
+
+S, R = Dev(sys.argv[1]), Dev(sys.argv[4])
+gidx = {2: int(sys.argv[2]), 3: int(sys.argv[3])}
+scq = CQ(S.ctx, 128)
+sender = ud_qp(S, scq)
+seq = 0
+
+
+def send_all(ah, n):
+    global seq
+    first = seq
+    for i in range(n):
+        S.mr.write(payload(seq), LEN, i * LEN)
+        wr = SendWR(wr_id=seq, opcode=e.IBV_WR_SEND, num_sge=1,
+                    sg=[SGE(S.mr.buf + i * LEN, LEN, S.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_wr_ud(ah, MCAST_QPN, QKEY)
+        sender.post_send(wr)
+        seq += 1
+    for wc in poll(scq, "multicast sends", n=n):
+        assert wc.status == e.IBV_WC_SUCCESS, f"send status {wc.status}"
+    return list(range(first, seq))
+
+
+for what, mgid, ver in GROUPS:
+    rx = [Receiver("R1", R, 0), Receiver("R2", R, 1), Receiver("S1", S, 2)]
+    gid = GID(mgid)
+    for r in rx:
+        r.post(2 * N)
+        mcast(r.qp, mgid)
+    ah = AH(S.pd, attr=AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gidx[ver], hop_limit=8), is_global=1,
+                              port_num=1))
+    sent = send_all(ah, N)
+    for r in rx:
+        got = r.take(N, what)
+        assert sorted(got) == sent, f"{r.name}: {what}: got {sorted(got)}, want {sent}"
+        r.none(f"{what}: a duplicate")
+    print(f"ok: {what}: {N} datagrams, each received once by R1, R2 (device R) and S1 (device S)")
+    mcast(rx[1].qp, mgid, False)
+    sent = send_all(ah, N // 2)
+    for r in (rx[0], rx[2]):
+        assert sorted(r.take(N // 2, f"{what} after R2 left")) == sent
+    rx[1].none(f"{what} after it detached")
+    print(f"ok: {what}: after R2 detached, R1 and S1 receive, R2 nothing")
+    for r in (rx[0], rx[2]):
+        mcast(r.qp, mgid, False)
+    send_all(ah, 2)
+    for r in rx:
+        r.none(f"{what} with every receiver detached")
+    print(f"ok: {what}: with every receiver detached, nothing is received")
+print("mcast_test: done")
