@@ -15,7 +15,10 @@ the limit event when a take leaves fewer WQEs than the limit (then the
 limit reads 0), IB_EVENT_QP_LAST_WQE_REACHED when the QP enters the error
 state, the flushed WQE's completion.  CQ resize: smaller than the
 completions not polled is refused, larger keeps them in order.
+Solicited-only notification: an event for a solicited datagram only.
 usage: ud_srq_test.py DEV GIDX"""
+import os
+import select
 import struct
 import sys
 import threading
@@ -23,7 +26,7 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.addr import AH, AHAttr, GlobalRoute
-from pyverbs.cq import CQ
+from pyverbs.cq import CQ, CompChannel
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
@@ -83,9 +86,10 @@ def recv(target, off, length, wr_id):
     target.post_recv(RecvWR(wr_id=wr_id, num_sge=1, sg=[SGE(mr.buf + off, length, mr.lkey)]))
 
 
-def send(q, ah, dst, off, n, wr_id, qkey=QKEY, imm=None):
+def send(q, ah, dst, off, n, wr_id, qkey=QKEY, imm=None, solicited=False):
+    flags = e.IBV_SEND_SIGNALED | (e.IBV_SEND_SOLICITED if solicited else 0)
     wr = SendWR(wr_id=wr_id, opcode=e.IBV_WR_SEND_WITH_IMM if imm is not None else e.IBV_WR_SEND,
-                num_sge=1, sg=[SGE(mr.buf + off, n, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+                num_sge=1, sg=[SGE(mr.buf + off, n, mr.lkey)], send_flags=flags)
     if imm is not None:
         wr.imm_data = imm
     wr.set_wr_ud(ah, dst.qp_num, qkey)
@@ -251,6 +255,37 @@ print(f"ok: 12 completions after the resize, in order per queue: "
       f"{[w.wr_id for w in wcs if w.wr_id >= 400] == list(range(400, 406))} "
       f"{[w.wr_id for w in wcs if w.wr_id < 400] == list(range(300, 306))}, "
       f"all successful {all(w.status == 0 for w in wcs)}")
+# 8. Solicited-only notification: a datagram without the solicited bit
+# raises no completion event, one with it does.  (The completion channel's
+# fd is found in /proc/self/fd and polled with select, so no call blocks.)
+def event_fds():
+    out = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if "infinibandevent" in os.readlink(f"/proc/self/fd/{fd}"):
+                out.add(int(fd))
+        except OSError:
+            pass
+    return out
+
+
+before = event_fds()
+ch = CompChannel(ctx)
+chfd = (event_fds() - before).pop()
+ncq = CQ(ctx, 16, None, ch, 0)
+n1, n2 = ud_qp(ncq), ud_qp(ncq)
+for i in range(2):
+    recv(n2, 40000 + i * 256, 256, 500 + i)
+ncq.req_notify(solicited_only=True)
+send(n1, ah, n2, 0, 16, 510)
+poll(ncq, "unsolicited datagram", n=2)
+print(f"ok: solicited-only CQ, datagram without the solicited bit: event {bool(select.select([chfd], [], [], 0.5)[0])}")
+send(n1, ah, n2, 0, 16, 511, solicited=True)
+poll(ncq, "solicited datagram", n=2)
+print(f"ok: then one with it: event {bool(select.select([chfd], [], [], 5)[0])}")
+ch.get_cq_event(ncq)
+ncq.ack_events(1)
+
 # pyverbs does not order an SRQ before its PD at exit: close it here.
 s.close()
 srq.close()
