@@ -13,7 +13,7 @@ the next; a send longer than the port MTU completes and sends nothing; an
 AH of another PD fails the send (LOC_QP_OP_ERR).  SRQ: a UD QP on an SRQ,
 the limit event when a take leaves fewer WQEs than the limit (then the
 limit reads 0), IB_EVENT_QP_LAST_WQE_REACHED when the QP enters the error
-state, the flushed WQE's completion.  CQ resize: smaller than the
+state, SRQ resize with WQEs posted (smaller than those refused).  CQ resize: smaller than the
 completions not polled is refused, larger keeps them in order.
 Solicited-only notification: an event for a solicited datagram only.
 usage: ud_srq_test.py DEV GIDX"""
@@ -227,6 +227,23 @@ try:
     print("ok: srq_limit 100 on a 16-entry SRQ accepted")
 except PyverbsRDMAError as err:
     print(f"ok: srq_limit 100 on a 16-entry SRQ refused ({err.error_code})")
+# Resize with WQEs posted and not taken: 7 left, 20 more after the resize,
+# all 27 taken in posting order.
+try:
+    srq.modify(SrqAttr(max_wr=2), e.IBV_SRQ_MAX_WR)
+    print("ok: SRQ resize below the 7 WQEs posted accepted")
+except PyverbsRDMAError as err:
+    print(f"ok: SRQ resize below the 7 WQEs posted refused ({err.error_code})")
+srq.modify(SrqAttr(max_wr=64), e.IBV_SRQ_MAX_WR)
+print(f"ok: SRQ resized: max_wr >= 64 {srq.query().max_wr >= 64}")
+for i in range(20):
+    recv(srq, 20000 + (10 + i) * 256, 256, 110 + i)
+for i in range(27):
+    send(d, ah, s, 0, 32, 300 + i)
+wcs = poll(scq, "27 datagrams after the SRQ resize", n=54)
+rx_ids = [w.wr_id for w in wcs if w.wr_id < 200]
+print(f"ok: after the resize 27 datagrams taken in posting order: {rx_ids == list(range(103, 130))}, "
+      f"all successful {all(w.status == 0 for w in wcs)}")
 a_ = QPAttr()
 a_.qp_state = e.IBV_QPS_ERR
 s.modify(a_, e.IBV_QP_STATE)

@@ -258,9 +258,9 @@ impl Driver for RrxeDev {
         srq: &Self::Srq,
         attr: &crate::kapi::rdma::srq::SrqAttr,
         mask: u32,
-        udata: Option<UData<'_>>,
+        user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
     ) -> Result {
-        srq.modify(attr, mask, udata)
+        srq.modify(attr, mask, user)
     }
 
     fn query_srq(srq: &Self::Srq) -> crate::kapi::rdma::srq::SrqAttr {

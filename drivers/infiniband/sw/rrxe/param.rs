@@ -74,12 +74,12 @@ pub(crate) const PORT_CAP_CM_SUP: u32 = 1 << 16;
 pub(crate) const MAX_MAD_SIZE: u32 = 256;
 
 /// Device capability bits rrxe can honour now.  C rxe also claims
-/// memory-management extensions (fast registration), SRQ resize and
-/// persistent FLUSH; rrxe claims each with the verbs that implement it
+/// memory-management extensions (fast registration) and persistent FLUSH; rrxe claims each with the verbs that implement it
 /// (persistent FLUSH needs persistent memory, which rrxe does not handle).
 const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_AUTO_PATH_MIG as u64
+    | bindings::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64

@@ -13,16 +13,23 @@
 //! fires once when a take leaves fewer WQEs than the limit, and disarms
 //! (the limit reads 0 again), as IBTA and C rxe have it.
 //!
-//! Resizing (`IB_SRQ_MAX_WR`) is not implemented: it fails with
-//! `EOPNOTSUPP`, and `SRQ_RESIZE` is not claimed.
+//! Resizing (`IB_SRQ_MAX_WR`, `SRQ_RESIZE`): a new ring takes the WQEs
+//! posted and not yet taken, in order; its mmap info goes where librxe's
+//! `struct rxe_modify_srq_cmd` points (C rxe's uABI: not in the response),
+//! and librxe maps it while it holds its SRQ lock.  Fewer entries than
+//! those WQEs, or than an armed limit, is `EINVAL`.
 
 use core::mem::size_of;
-use kernel::{bindings, new_mutex, prelude::*, sync::Arc, sync::Mutex};
+use kernel::{
+    bindings, new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+    uaccess::{UserPtr, UserSlice},
+};
 
 use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::mr::PdId;
 use crate::kapi::rdma::srq::{SrqAttr, SrqEvents, MODIFY_LIMIT, MODIFY_MAX_WR};
-use crate::kapi::rdma::udata::UData;
 use crate::kapi::xarray::RcuTable;
 use crate::mr::MrTable;
 use crate::param;
@@ -42,6 +49,8 @@ struct SrqInner {
     consumer: u32,
     /// Armed limit, 0 if disarmed.
     limit: u32,
+    /// WQEs the ring holds.
+    capacity: u32,
 }
 
 /// What an SRQ shares with the QPs attached to it.
@@ -49,7 +58,6 @@ struct SrqInner {
 pub(crate) struct SrqShared {
     pub(crate) pd: PdId,
     max_sge: u32,
-    capacity: u32,
     #[pin]
     inner: Mutex<SrqInner>,
     events: SrqEvents,
@@ -106,11 +114,11 @@ pub(crate) fn create(
         pin_init!(SrqShared {
             pd,
             max_sge,
-            capacity: geo.capacity(),
             inner <- new_mutex!(SrqInner {
                 queue: Some(queue),
                 consumer: 0,
                 limit,
+                capacity: geo.capacity(),
             }),
             events,
         }),
@@ -123,24 +131,30 @@ pub(crate) fn create(
 }
 
 impl RrxeSrq {
-    /// `modify_srq`: arms the limit; resizing is not supported.
-    pub(crate) fn modify(&self, attr: &SrqAttr, mask: u32, udata: Option<UData<'_>>) -> Result {
-        // librxe sends `struct rxe_modify_srq_cmd` (where a resize's new
-        // mmap info would go) with every modify; it is not needed here.
-        drop(udata);
+    /// `modify_srq`: resizes and/or arms the limit.
+    pub(crate) fn modify(&self, attr: &SrqAttr, mask: u32, user: Option<UserCaller<'_>>) -> Result {
         if mask & !(MODIFY_MAX_WR | MODIFY_LIMIT) != 0 {
             return Err(bad("attribute mask", mask));
         }
+        let s = &self.shared;
+        let mut g = s.inner.lock();
         if mask & MODIFY_MAX_WR != 0 {
-            rrxe_ratelimited!(pr_warn, "rrxe: SRQ resize is not supported\n");
-            return Err(crate::kapi::eopnotsupp());
+            let mut user = user.ok_or(EINVAL)?;
+            // struct rxe_modify_srq_cmd { __aligned_u64 mmap_info_addr; }
+            let mut cmd = [0u8; 8];
+            user.udata.read_input(&mut cmd)?;
+            let limit = if mask & MODIFY_LIMIT != 0 {
+                attr.srq_limit
+            } else {
+                g.limit
+            };
+            s.resize(&mut g, attr.max_wr, limit, &user, u64::from_ne_bytes(cmd))?;
         }
         if mask & MODIFY_LIMIT != 0 {
-            let s = &self.shared;
-            if attr.srq_limit > s.capacity {
+            if attr.srq_limit > g.capacity {
                 return Err(bad("srq_limit", attr.srq_limit));
             }
-            s.inner.lock().limit = attr.srq_limit;
+            g.limit = attr.srq_limit;
         }
         Ok(())
     }
@@ -148,10 +162,11 @@ impl RrxeSrq {
     /// `query_srq`.
     pub(crate) fn query(&self) -> SrqAttr {
         let s = &self.shared;
+        let g = s.inner.lock();
         SrqAttr {
-            max_wr: s.capacity,
+            max_wr: g.capacity,
             max_sge: s.max_sge,
-            srq_limit: s.inner.lock().limit,
+            srq_limit: g.limit,
         }
     }
 
@@ -164,6 +179,41 @@ impl RrxeSrq {
 }
 
 impl SrqShared {
+    /// Replaces the ring with one of at least `max_wr` WQEs holding those
+    /// not yet taken; writes its mmap info to user address `mi_addr`.
+    fn resize(
+        &self,
+        g: &mut SrqInner,
+        max_wr: u32,
+        limit: u32,
+        user: &UserCaller<'_>,
+        mi_addr: u64,
+    ) -> Result {
+        let old = g.queue.as_ref().ok_or(EINVAL)?;
+        let pending = old.posted_since(g.consumer)?;
+        let elem = size_of::<bindings::rxe_recv_wqe>() as u32 + self.max_sge * SGE_SIZE;
+        let geo = Geometry::new(max_wr, elem, param::MAX_SRQ_WR as u32)
+            .map_err(|_| bad("max_wr", max_wr))?;
+        if pending > geo.capacity() || limit > geo.capacity() {
+            return Err(bad("max_wr below the WQEs posted or the limit", max_wr));
+        }
+        let new = UserQueue::new(&user.ctx, geo)?;
+        let mut slot = [0u8; 1 << 10];
+        let len = old.slot_size().min(slot.len());
+        for i in 0..pending {
+            old.read_slot(g.consumer.wrapping_add(i), &mut slot[..len])?;
+            new.write_slot(i, &slot[..len])?;
+        }
+        new.publish_consumer(0)?;
+        new.publish_producer(pending)?;
+        let mut w = UserSlice::new(UserPtr::from_addr(mi_addr as usize), 16).writer();
+        w.write_slice(&new.mminfo())?;
+        g.queue = Some(new);
+        g.consumer = 0;
+        g.capacity = geo.capacity();
+        Ok(())
+    }
+
     /// Takes the next receive WQE for a message starting now: `None` if
     /// none is posted, `Some(Err(..))` for one that is malformed or names
     /// memory it may not write (it is consumed all the same).  Raises the

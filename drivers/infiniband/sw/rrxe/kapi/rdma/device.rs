@@ -143,7 +143,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         srq: &Self::Srq,
         attr: &super::srq::SrqAttr,
         mask: u32,
-        udata: Option<UData<'_>>,
+        user: Option<super::cq::UserCaller<'_>>,
     ) -> Result;
     /// `query_srq`.
     fn query_srq(srq: &Self::Srq) -> super::srq::SrqAttr;

@@ -179,10 +179,18 @@ pub(super) unsafe extern "C" fn modify_srq<T: Driver>(
         // SAFETY: `attr` is valid for the call.
         let a = SrqAttr::from_c(unsafe { &*attr });
         // SAFETY: ib_core passes a valid or null udata.
-        let udata = unsafe { UData::from_raw(udata) };
+        let user = match unsafe { UData::from_raw(udata) } {
+            Some(u) => Some(UserCaller {
+                // SAFETY: ib_core passes user callers' udata as the
+                // `driver_udata` of their attribute bundle.
+                ctx: unsafe { u.user_context() }.ok_or(EINVAL)?,
+                udata: u,
+            }),
+            None => None,
+        };
         // SAFETY: Live SRQ of ours.
         let data = unsafe { data::<T>(srq) };
-        T::modify_srq(dev, data, &a, mask, udata)?;
+        T::modify_srq(dev, data, &a, mask, user)?;
         Ok(0)
     })
 }

@@ -39,6 +39,18 @@ impl<'a> UData<'a> {
         to_result(unsafe { bindings::ib_respond_empty_udata(self.raw) })
     }
 
+    /// Copies the driver's request (`inbuf`) into `dst`; `EINVAL` if the
+    /// caller sent less, `EFAULT` if it cannot be read.
+    pub(crate) fn read_input(&mut self, dst: &mut [u8]) -> Result {
+        if self.raw.inlen < dst.len() {
+            return Err(EINVAL);
+        }
+        let src = kernel::uaccess::UserPtr::from_ptr(self.raw.inbuf as *mut core::ffi::c_void);
+        kernel::uaccess::UserSlice::new(src, dst.len())
+            .reader()
+            .read_slice(dst)
+    }
+
     /// Copies `resp` to the user's response buffer, truncated or
     /// zero-padded to its length (ib_core's forward-compatibility rule).
     pub(crate) fn respond(&mut self, resp: &[u8]) -> Result {
