@@ -6,7 +6,8 @@ scenario runs this on rrxe and on C rxe and compares the lines.
 
 UD: a datagram with immediate data (completion: RECV, byte_len = 40 +
 payload, src_qp, IB_WC_GRH and immediate); the GRH: 20 zero bytes, then
-the datagram's IPv4 header (version, length, protocol, addresses); a wrong
+the datagram's IPv4 header (version, length, protocol, addresses); over
+IPv6 (the link-local GID), the IPv6 header; a wrong
 Q_Key is dropped, a WR Q_Key with the high bit set sends the QP's own; a
 datagram longer than the receive buffer is dropped and the WQE stays for
 the next; a send longer than the port MTU completes and sends nothing; an
@@ -143,6 +144,24 @@ v4 = bytes.fromhex("".join(gid.gid.split(":")[-2:]))
 print(f"ok: GRH: first 20 bytes zero {grh[:20] == bytes(20)}, version/IHL {ip[0]:#x}, "
       f"total length {struct.unpack('>H', ip[2:4])[0]}, protocol {ip[9]}, "
       f"source is our address {ip[12:16] == v4}, destination is our address {ip[16:20] == v4}")
+
+# 1b. Over IPv6 (the device's link-local GID): the GRH is the IPv6 header.
+g6 = next(i for i in range(16) if ctx.query_gid(1, i).gid.startswith("fe80"))
+gid6 = ctx.query_gid(1, g6)
+ah6 = AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=gid6, sgid_index=g6, hop_limit=64), is_global=1,
+                         port_num=1))
+data = fill(0, 100, 2)
+recv(b, 4096, 40 + 200, 20)
+send(a, ah6, b, 0, 100, 21)
+for wc in sorted(poll(cq, "IPv6 datagram", n=2), key=lambda w: w.wr_id):
+    print("ok: IPv6: " + wc_line(wc, f"wr {wc.wr_id}", a if wc.wr_id == 20 else None))
+got = mr.read(40 + 100, 4096)
+assert got[40:] == data, "IPv6 payload differs"
+g = got[:40]
+addr6 = bytes.fromhex(gid6.gid.replace(":", ""))
+print(f"ok: IPv6 GRH: version {g[0] >> 4}, payload length {struct.unpack('>H', g[4:6])[0]}, "
+      f"next header {g[6]}, source is our address {g[8:24] == addr6}, destination is our address "
+      f"{g[24:40] == addr6}")
 
 # 2. Q_Keys: a wrong one is dropped; the high bit sends the QP's own
 # (IBTA C10-15; C rxe sends the WR's value as is: a named deviation).

@@ -80,6 +80,11 @@ const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_C
     | bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_AUTO_PATH_MIG as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE as u64
+    // One port: a UD AH names port 1 or is refused (`ah::create`).
+    | bindings::ib_device_cap_flags_IB_DEVICE_UD_AV_PORT_ENFORCE as u64
+    // The RC responder answers a SEND without a receive WQE with an RNR
+    // NAK.
+    | bindings::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64
