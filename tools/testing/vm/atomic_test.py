@@ -22,7 +22,7 @@ from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.wr import SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import expect, poll, rc_pair, state  # noqa: E402
+from verbs_util import expect, poll, rc_pair, error_state  # noqa: E402
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 ctx = Context(name=dev)
@@ -111,9 +111,9 @@ def error_case(what, status, op=FAA, rkey=None, addr=None, lmr=None, **kw):
     a.post_send(atomic_wr(5, op, lmr, 256, remote.rkey if rkey is None else rkey,
                           remote.buf + 128 if addr is None else addr, 7, 1))
     expect(poll(ca, what)[0], status, what + " (requester)")
-    assert state(a) == e.IBV_QPS_ERR, state(a)
+    assert error_state(a) == e.IBV_QPS_ERR, error_state(a)
     if status != e.IBV_WC_LOC_PROT_ERR:
-        assert state(b) == e.IBV_QPS_ERR, f"{what}: responder state {state(b)}"
+        assert error_state(b) == e.IBV_QPS_ERR, f"{what}: responder state {error_state(b)}"
         assert u64(remote, 128) == 7 and u64(remote, 136) == 7, f"{what}: target changed"
         assert u64(local, 256) == 0x55, f"{what}: local buffer written"
         print(f"ok: {what}: both QPs in the error state, nothing written")

@@ -26,7 +26,7 @@ from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import Device, connect, expect, poll, post_ex, state  # noqa: E402
+from verbs_util import Device, connect, expect, poll, post_ex, error_state  # noqa: E402
 
 WR_FLUSH, WC_FLUSH = 14, 8
 ACC_FLUSH_GLOBAL, ACC_FLUSH_PERSISTENT = 1 << 8, 1 << 9
@@ -144,7 +144,7 @@ for what, rkey, va, length, plt, b_access, status in (
     a, ring, b, ca = pair(b_access)
     flush(a, ring, 20, rkey, va, length, plt, SEL_RANGE)
     expect(poll(ca, what)[0], status, what)
-    assert state(b) == e.IBV_QPS_ERR, f"{what}: responder state {state(b)}"
+    assert error_state(b) == e.IBV_QPS_ERR, f"{what}: responder state {error_state(b)}"
     print(f"ok: {what}: responder in the error state")
 
 try:

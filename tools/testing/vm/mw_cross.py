@@ -15,7 +15,7 @@ from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import Device, connect, expect, poll, post_ex as post, state  # noqa: E402
+from verbs_util import Device, connect, expect, poll, post_ex as post, error_state  # noqa: E402
 
 SIZE = 16384
 WIN = 4096
@@ -71,6 +71,6 @@ assert B.mr.read(1500, 12288) == data + A.mr.read(476, 1024), "SEND payload diff
 print("ok: the receive carries IB_WC_WITH_INVALIDATE and the key; payload byte-exact")
 post(a, 6, lambda: a.wr_rdma_read(key, B.mr.buf + WIN), SGE(A.mr.buf, 64, A.mr.lkey))
 expect(poll(A.cq, "read after inv")[0], e.IBV_WC_REM_ACCESS_ERR, "READ through the invalidated window")
-assert state(b) == e.IBV_QPS_ERR, state(b)
+assert error_state(b) == e.IBV_QPS_ERR, error_state(b)
 print("ok: the owner's QP is in the error state")
 print("mw_cross: all checks passed")

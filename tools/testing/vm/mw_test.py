@@ -26,7 +26,7 @@ from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import connect, expect, poll, post_ex as post, state  # noqa: E402
+from verbs_util import connect, expect, poll, post_ex as post, error_state  # noqa: E402
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 c_rxe = dev.startswith("rxe")
@@ -103,7 +103,7 @@ def read(a, ca, rkey, addr, n, status, what):
 
 
 def is_err(q, what):
-    assert state(q) == e.IBV_QPS_ERR, f"{what}: QP state {state(q)}"
+    assert error_state(q) == e.IBV_QPS_ERR, f"{what}: QP state {error_state(q)}"
     print(f"ok: {what}: QP in the error state")
 
 

@@ -22,7 +22,7 @@ from pyverbs.qp import QP, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import connect, state  # noqa: E402
+from verbs_util import connect, error_state, state  # noqa: E402
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 ctx = Context(name=dev)
@@ -149,7 +149,7 @@ def aw_error(what, status, rkey=None, addr=None, b_access=ALL):
     a.wr_complete()
     (wr_id, st, _, _, _), = poll_ex(cq, 1, what)
     assert st == status, f"{what}: status {st}, want {status}"
-    assert state(a) == e.IBV_QPS_ERR and state(b) == e.IBV_QPS_ERR, (state(a), state(b))
+    assert error_state(a) == e.IBV_QPS_ERR and error_state(b) == e.IBV_QPS_ERR, (state(a), state(b))
     assert remote.read(8, 8224) == bytes(8) and ro.read(8, 0) == bytes(8), f"{what}: written"
     print(f"ok: {what}: status {st}, both QPs in the error state, nothing written")
 

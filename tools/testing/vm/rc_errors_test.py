@@ -17,7 +17,7 @@ from pyverbs.wr import SGE, RecvWR, SendWR
 
 sys.path.insert(0, sys.path[0])
 import verbs_util  # noqa: E402
-from verbs_util import expect, poll, state  # noqa: E402
+from verbs_util import expect, poll, error_state, state  # noqa: E402
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 c_rxe = dev.startswith("rxe")  # the C driver, where it deviates from IBTA
@@ -74,7 +74,7 @@ def remote_access_case(rkey, addr, what):
     a.post_send(wr)
     expect(poll(ca, what)[0], e.IBV_WC_REM_ACCESS_ERR, what + " (requester)")
     expect(poll(cb, what + " responder flush")[0], e.IBV_WC_WR_FLUSH_ERR, what + " (responder's receive flushed)")
-    assert state(a) == e.IBV_QPS_ERR and state(b) == e.IBV_QPS_ERR, (state(a), state(b))
+    assert error_state(a) == e.IBV_QPS_ERR and error_state(b) == e.IBV_QPS_ERR, (state(a), state(b))
     print(f"ok: {what}: both QPs in the error state")
 
 

@@ -18,7 +18,7 @@ from pyverbs.pd import PD
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import expect, poll, rc_pair, state  # noqa: E402
+from verbs_util import expect, poll, rc_pair, error_state  # noqa: E402
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 ctx = Context(name=dev)
@@ -100,9 +100,9 @@ def error_case(what, status, rkey=None, addr=None, lmr=None, **kw):
     a.post_send(read_wr(5, [SGE(lmr.buf, 256, lmr.lkey)], remote.rkey if rkey is None else rkey,
                         remote.buf if addr is None else addr))
     expect(poll(ca, what)[0], status, what + " (requester)")
-    assert state(a) == e.IBV_QPS_ERR, state(a)
+    assert error_state(a) == e.IBV_QPS_ERR, error_state(a)
     if status != e.IBV_WC_LOC_PROT_ERR:
-        assert state(b) == e.IBV_QPS_ERR, f"{what}: responder state {state(b)}"
+        assert error_state(b) == e.IBV_QPS_ERR, f"{what}: responder state {error_state(b)}"
         print(f"ok: {what}: both QPs in the error state")
     if lmr is local:
         assert local.read(SIZE, 0) == bytes(SIZE), f"{what}: local buffer written"

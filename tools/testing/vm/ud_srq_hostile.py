@@ -26,7 +26,7 @@ from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import poll, state  # noqa: E402
+from verbs_util import poll, error_state, state  # noqa: E402
 
 # struct rxe_queue_buf
 PROD, DATA = 128, 384
@@ -142,7 +142,7 @@ for what, num in (("address handle 0", 0), ("address handle 0xffffffff", 0xfffff
     got = sorted((w.wr_id, w.status) for w in wcs)
     assert got[0] == (2, e.IBV_WC_LOC_QP_OP_ERR), f"{what}: {got}"
     assert got[1] == (3, e.IBV_WC_WR_FLUSH_ERR), f"{what}: {got}"
-    assert state(q) == e.IBV_QPS_ERR, f"{what}: QP state {state(q)}"
+    assert error_state(q) == e.IBV_QPS_ERR, f"{what}: QP state {error_state(q)}"
     print(f"ok: UD WQE naming {what}: LOC_QP_OP_ERR, QP in ERR")
 cq_ok = CQ(ctx, 16)
 q = ud_qp(cq_ok)
@@ -167,7 +167,7 @@ send(sender, h, victim, 8)
 wcs = poll(scq, "datagram into a 1000-SGE SRQ WQE", n=2)
 got = sorted((w.wr_id, w.status) for w in wcs)
 assert got[0] == (7, e.IBV_WC_LOC_LEN_ERR) and got[1] == (8, e.IBV_WC_SUCCESS), f"{got}"
-assert state(victim) == e.IBV_QPS_ERR, f"victim state {state(victim)}"
+assert error_state(victim) == e.IBV_QPS_ERR, f"victim state {error_state(victim)}"
 print("ok: SRQ WQE with 1000 SGEs: LOC_LEN_ERR on the QP that took it, QP in ERR")
 good = ud_qp(scq, srq=srq)
 srq.post_recv(RecvWR(wr_id=9, num_sge=1, sg=[SGE(mr.buf + 8192, 256, mr.lkey)]))

@@ -108,6 +108,20 @@ def state(qp):
     return qp.query(e.IBV_QP_STATE)[0].qp_state
 
 
+def error_state(qp, timeout=2.0):
+    """The state of a QP that should be entering the error state: the
+    peer's QP moves there on its own time (C rxe's responder sends the NAK
+    before its QP leaves RTS), so wait a bounded time for it; the state
+    found then is returned and the caller's assert still fails if it never
+    comes."""
+    end = time.time() + timeout
+    s = state(qp)
+    while s != e.IBV_QPS_ERR and time.time() < end:
+        time.sleep(0.005)
+        s = state(qp)
+    return s
+
+
 def expect(wc, status, what, opcode=None, byte_len=None):
     """Checks a completion; prints one line that names what was checked
     (the scenario compares these lines between rrxe and C rxe)."""
