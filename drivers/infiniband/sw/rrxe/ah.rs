@@ -8,13 +8,19 @@
 //! the table (a WQE naming it afterwards fails), while a send already
 //! holding it finishes with it.  The destination MAC is not kept: the
 //! transmit path resolves it through the route's neighbour, as for RC.
+//!
+//! Kernel consumers create and destroy AHs where they may not sleep (the
+//! connection manager does both under its spinlocks, without
+//! `RDMA_CREATE_AH_SLEEPABLE`): creation then allocates with
+//! `GFP_ATOMIC`, and destruction never sleeps (the table's reference is
+//! dropped after an RCU grace period, [`RcuTable::remove_nosleep`]).
 
 use kernel::{prelude::*, sync::Arc};
 
 use crate::kapi::rdma::mr::PdId;
 use crate::kapi::rdma::qp::QpPath;
 use crate::kapi::rdma::udata::UData;
-use crate::kapi::xarray::RcuTable;
+use crate::kapi::xarray::{RcuRelease, RcuTable};
 use crate::param;
 use crate::proto::path::IpPair;
 use crate::rrxe_ratelimited;
@@ -34,18 +40,23 @@ pub(crate) struct AhState {
 /// Driver data of one AH: its entry in the table.
 pub(crate) struct RrxeAh {
     state: Arc<AhState>,
+    /// For the deferred release of the table's reference at destroy.
+    release: RcuRelease<AhState>,
 }
 
 /// The AHs of a device, by number.
 pub(crate) type AhTable = RcuTable<AhState>;
 
-/// `create_ah`: validates the address vector and publishes the AH.
+/// `create_ah`: validates the address vector and publishes the AH;
+/// without `sleepable`, nothing here sleeps.
 pub(crate) fn create(
     table: &AhTable,
     pd: PdId,
     av: &QpPath,
     udata: Option<UData<'_>>,
+    sleepable: bool,
 ) -> Result<RrxeAh> {
+    let gfp = if sleepable { GFP_KERNEL } else { GFP_ATOMIC };
     if av.port_num != 1 || u32::from(av.sgid_index) >= param::GID_TBL_LEN as u32 {
         rrxe_ratelimited!(
             pr_warn,
@@ -59,7 +70,12 @@ pub(crate) fn create(
         rrxe_ratelimited!(pr_warn, "rrxe: create_ah: IPv4 and IPv6 GIDs mixed\n");
         return Err(EINVAL);
     };
-    let slot = table.reserve(1, param::MAX_AH as u32)?;
+    let release = RcuRelease::new(gfp)?;
+    let slot = if sleepable {
+        table.reserve(1, param::MAX_AH as u32)?
+    } else {
+        table.reserve_atomic(1, param::MAX_AH as u32)?
+    };
     let state = Arc::new(
         AhState {
             num: slot.index(),
@@ -69,7 +85,7 @@ pub(crate) fn create(
             hop_limit: av.hop_limit,
             av: *av,
         },
-        GFP_KERNEL,
+        gfp,
     )?;
     if let Some(mut u) = udata {
         u.require_empty_input()?;
@@ -79,17 +95,22 @@ pub(crate) fn create(
         u.respond(&resp)?;
     }
     slot.publish(state.clone())?;
-    Ok(RrxeAh { state })
+    Ok(RrxeAh { state, release })
 }
 
 impl RrxeAh {
+    /// Its number (what a UD WQE names).
+    pub(crate) fn num(&self) -> u32 {
+        self.state.num
+    }
+
     /// The address vector it was created with.
     pub(crate) fn av(&self) -> QpPath {
         self.state.av
     }
 
-    /// `destroy_ah`: WQEs naming it from now on fail.
+    /// `destroy_ah`: WQEs naming it from now on fail.  Does not sleep.
     pub(crate) fn destroy(self, table: &AhTable) {
-        drop(table.remove(self.state.num, &self.state));
+        table.remove_nosleep(self.state.num, &self.state, self.release);
     }
 }

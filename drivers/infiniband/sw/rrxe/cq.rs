@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Completion queues.  A user CQ is a [`UserQueue`] of `ib_uverbs_wc`
+//! Completion queues.  A user CQ is a [`Queue`] of `ib_uverbs_wc`
 //! slots that librxe maps and polls itself.  The kernel is the only
 //! producer: it keeps its producer index privately (the shared copy is
 //! only published, never read back) and reads the user's consumer index
 //! masked, to detect a full ring.  Completion events go to the consumer's
-//! handler as armed by `req_notify_cq`.  Kernel-owned CQs (for in-kernel
-//! consumers such as the MAD layer) are not supported.
+//! handler as armed by `req_notify_cq`.
+//!
+//! A kernel consumer's CQ (the MAD layer's, rdma_cm's, a ULP's) is a
+//! bounded ring of completions in kernel memory, [`KernelRing`], under a
+//! spinlock taken with interrupts off: ib_core's `poll_cq` and
+//! `req_notify_cq` come from softirq (`IB_POLL_SOFTIRQ`), process context
+//! or with interrupts disabled.  Its entries carry what `struct ib_wc` has
+//! beyond `ib_uverbs_wc` (the QP's identity).
 
 use kernel::{
     bindings, new_mutex,
@@ -17,16 +23,68 @@ use kernel::{
     },
 };
 
-use crate::kapi::rdma::cq::{CqAttr, CqEvents, UserCaller};
+use crate::kapi::rdma::cq::{CqAttr, CqEvents, KernelWc, UserCaller};
+use crate::kapi::rdma::event::QpHandle;
+use crate::kapi::spinlock_irq::SpinLockIrq;
+use crate::new_spinlock_irq;
 use crate::proto::cqe::{Cqe, CQE_SIZE};
-use crate::queue::{Geometry, UserQueue};
+use crate::queue::{Geometry, Queue};
 use crate::{param, rrxe_ratelimited};
 
 /// The ring and the kernel's producer index (a running count).
 struct Ring {
     /// Taken away when the CQ is destroyed (see [`RrxeCq`]'s drop).
-    queue: Option<UserQueue>,
+    queue: Option<Queue>,
     producer: u32,
+}
+
+/// A kernel consumer's completions: a circular buffer of fixed size.
+struct KernelRing {
+    slots: KVVec<Option<KernelWc>>,
+    /// Index of the oldest entry.
+    head: usize,
+    /// Entries not yet polled.
+    count: usize,
+}
+
+impl KernelRing {
+    fn new(capacity: usize) -> Result<Self> {
+        let mut slots = KVVec::with_capacity(capacity, GFP_KERNEL)?;
+        for _ in 0..capacity {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            slots,
+            head: 0,
+            count: 0,
+        })
+    }
+
+    fn pending(&self) -> usize {
+        self.count
+    }
+
+    /// Appends `wc`; `ENOSPC` if the ring is full.
+    fn push(&mut self, wc: KernelWc) -> Result {
+        let cap = self.slots.len();
+        if self.count >= cap {
+            return Err(ENOSPC);
+        }
+        self.slots[(self.head + self.count) % cap] = Some(wc);
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Removes the oldest entry.
+    fn pop(&mut self) -> Option<KernelWc> {
+        if self.count == 0 {
+            return None;
+        }
+        let wc = self.slots[self.head].take();
+        self.head = (self.head + 1) % self.slots.len();
+        self.count -= 1;
+        wc
+    }
 }
 
 /// What a CQ shares with the QPs that complete into it.  QPs may hold it
@@ -36,6 +94,10 @@ struct Ring {
 pub(crate) struct CqShared {
     #[pin]
     ring: Mutex<Ring>,
+    /// A kernel consumer's CQ keeps its completions here instead (and
+    /// `ring` has no queue); `None` for user CQs.
+    #[pin]
+    kring: SpinLockIrq<Option<KernelRing>>,
     /// Armed notification (`IB_CQ_SOLICITED` or `IB_CQ_NEXT_COMP`), 0 if
     /// disarmed.
     notify: Atomic<u32>,
@@ -62,10 +124,6 @@ pub(crate) fn create(
     user: Option<UserCaller<'_>>,
     events: CqEvents,
 ) -> Result<(RrxeCq, u32)> {
-    let Some(mut user) = user else {
-        rrxe_ratelimited!(pr_warn, "rrxe: kernel CQs are not supported\n");
-        return Err(crate::kapi::eopnotsupp());
-    };
     if attr.flags != 0 {
         return Err(crate::kapi::eopnotsupp());
     }
@@ -81,13 +139,20 @@ pub(crate) fn create(
                 attr.cqe
             );
         })?;
-    user.udata.require_empty_input()?;
-    let queue = UserQueue::new(&user.ctx, geo)?;
-    // struct rxe_create_cq_resp { struct mminfo mi; }
-    user.udata.respond(&queue.mminfo())?;
+    let (queue, kring) = match user {
+        Some(mut user) => {
+            user.udata.require_empty_input()?;
+            let queue = Queue::new(&user.ctx, geo)?;
+            // struct rxe_create_cq_resp { struct mminfo mi; }
+            user.udata.respond(&queue.mminfo())?;
+            (Some(queue), None)
+        }
+        None => (None, Some(KernelRing::new(geo.capacity() as usize)?)),
+    };
     let shared = Arc::pin_init(
         pin_init!(CqShared {
-            ring <- new_mutex!(Ring { queue: Some(queue), producer: 0 }),
+            ring <- new_mutex!(Ring { queue, producer: 0 }),
+            kring <- new_spinlock_irq!(kring),
             notify: Atomic::new(0),
             events,
         }),
@@ -126,7 +191,7 @@ pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Res
         );
         return Err(EINVAL);
     }
-    let new = UserQueue::new(&user.ctx, geo)?;
+    let new = Queue::new(&user.ctx, geo)?;
     let mut slot = [0u8; CQE_SIZE];
     for i in 0..pending {
         old.read_slot(consumer.wrapping_add(i), &mut slot)?;
@@ -155,11 +220,30 @@ pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
         let _ = cq.notify.cmpxchg(0, arm, Full);
     }
     let report = flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
+    if !report {
+        return Ok(false);
+    }
+    // A kernel consumer may be in softirq context: its ring's lock only.
+    if let Some(k) = Option::as_ref(&*cq.kring.lock()) {
+        return Ok(k.pending() != 0);
+    }
     let pending = match &cq.ring.lock().queue {
         Some(q) => q.count()?,
         None => 0,
     };
-    Ok(report && pending != 0)
+    Ok(pending != 0)
+}
+
+/// `poll_cq` of a kernel consumer: up to `max` completions to `f`, oldest
+/// first.  `EINVAL` on a user CQ (librxe polls its ring itself).
+pub(crate) fn poll(cq: &RrxeCq, max: usize, f: &mut dyn FnMut(&KernelWc)) -> Result {
+    let mut guard = cq.shared.kring.lock();
+    let k = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
+    for _ in 0..max {
+        let Some(wc) = k.pop() else { break };
+        f(&wc);
+    }
+    Ok(())
 }
 
 impl CqShared {
@@ -168,8 +252,8 @@ impl CqShared {
     /// if the ring is full: the completion is lost and the caller must
     /// treat the QP as failed (IBTA: CQ overrun is a fatal error); the
     /// CQ's consumer gets `IB_EVENT_CQ_ERR`.
-    pub(crate) fn post(&self, cqe: &Cqe, solicited: bool) -> Result {
-        let overrun = self.append(cqe);
+    pub(crate) fn post(&self, cqe: &Cqe, qp: QpHandle, solicited: bool) -> Result {
+        let overrun = self.append(cqe, qp);
         if overrun == Err(ENOSPC) {
             self.events.error();
         }
@@ -184,7 +268,12 @@ impl CqShared {
     }
 
     /// Appends `cqe` to the ring; `ENOSPC` if it is full.
-    fn append(&self, cqe: &Cqe) -> Result {
+    fn append(&self, cqe: &Cqe, qp: QpHandle) -> Result {
+        if let Some(k) = Option::as_mut(&mut *self.kring.lock()) {
+            return k.push(KernelWc { cqe: *cqe, qp }).inspect_err(|_| {
+                rrxe_ratelimited!(pr_warn, "rrxe: CQ overrun (QP {:#x})\n", cqe.qp_num);
+            });
+        }
         {
             let mut ring = self.ring.lock();
             let prod = ring.producer;
@@ -200,6 +289,49 @@ impl CqShared {
             q.publish_producer(next)?;
             ring.producer = next;
         }
+        Ok(())
+    }
+}
+
+#[kernel::macros::kunit_tests(rrxe_kernel_cq)]
+mod tests {
+    use super::*;
+    use crate::proto::cqe::WcStatus;
+
+    fn wc(wr_id: u64) -> KernelWc {
+        KernelWc {
+            cqe: Cqe {
+                wr_id,
+                status: WcStatus::Success,
+                opcode: 0,
+                byte_len: 0,
+                imm: None,
+                invalidated: None,
+                qp_num: 0x11,
+                src_qp: 0,
+                grh: None,
+            },
+            qp: QpHandle::default(),
+        }
+    }
+
+    #[test]
+    fn holds_its_capacity_in_order_and_wraps() -> Result {
+        let mut r = KernelRing::new(3)?;
+        assert!(r.pop().is_none());
+        for i in 0..3 {
+            r.push(wc(i))?;
+        }
+        // Full: the completion is refused (the caller's CQ overrun).
+        assert_eq!(r.push(wc(9)), Err(ENOSPC));
+        assert_eq!(r.pending(), 3);
+        assert_eq!(r.pop().map(|w| w.cqe.wr_id), Some(0));
+        // Around the end of the buffer, still oldest first.
+        r.push(wc(3))?;
+        r.push(wc(4)).unwrap_err();
+        let ids: [Option<u64>; 4] = core::array::from_fn(|_| r.pop().map(|w| w.cqe.wr_id));
+        assert_eq!(ids, [Some(1), Some(2), Some(3), None]);
+        assert_eq!(r.pending(), 0);
         Ok(())
     }
 }

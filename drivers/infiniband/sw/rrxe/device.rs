@@ -14,7 +14,7 @@ use crate::kapi::rdma::{
 use crate::mr::{RrxeMr, UNSUPPORTED_ACCESS};
 use crate::net::NetUse;
 use crate::qp::DevCore;
-use crate::{kapi::rdma::mr::UserMemory, link, param, port, proto::gid, rrxe_ratelimited};
+use crate::{kapi::rdma::mr::MrMemory, link, param, port, proto::gid, rrxe_ratelimited};
 use kernel::sync::Arc;
 
 /// The uverbs ABI of include/uapi/rdma/rdma_user_rxe.h that librxe speaks.
@@ -167,6 +167,24 @@ impl Driver for RrxeDev {
         crate::verbs::qp::doorbell(qp)
     }
 
+    fn post_send(qp: &Self::Qp, wr: &crate::kapi::rdma::wr::SendWr<'_, Self>) -> Result {
+        crate::verbs::qp::post_send(qp, wr)
+    }
+
+    fn post_recv(qp: &Self::Qp, wr: &crate::kapi::rdma::wr::RecvWr<'_>) -> Result {
+        crate::verbs::qp::post_recv(qp, wr)
+    }
+
+    fn post_srq_recv(_srq: &Self::Srq, _wr: &crate::kapi::rdma::wr::RecvWr<'_>) -> Result {
+        // Only kernel SRQs take work requests here, and `create_srq`
+        // refuses kernel callers.
+        Err(crate::kapi::eopnotsupp())
+    }
+
+    fn kick(qp: &Self::Qp, send: bool) {
+        crate::verbs::qp::kick(qp, send)
+    }
+
     fn modify_qp(
         _dev: &Device<Self>,
         qp: &Self::Qp,
@@ -213,8 +231,28 @@ impl Driver for RrxeDev {
         if let Some(mut u) = udata {
             u.require_empty_input()?;
         }
-        let mem = UserMemory::pin(dev, start, length, access)?;
+        let mem = MrMemory::pin(dev, start, length, access)?;
         let mr = dev.core.mrs.register(mem, pd, iova, length, access)?;
+        let key = mr.state_key();
+        Ok((mr, key))
+    }
+
+    fn get_dma_mr(
+        dev: &Device<Self>,
+        pd: crate::kapi::rdma::mr::PdId,
+        access: u32,
+    ) -> Result<(Self::Mr, u32)> {
+        if access & !crate::mr::LOCAL_WRITE != 0 {
+            rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: {}: get_dma_mr: access {:#x}: only local access to kernel memory\n",
+                dev.name(),
+                access
+            );
+            return Err(crate::kapi::eopnotsupp());
+        }
+        let mem = MrMemory::kernel_direct();
+        let mr = dev.core.mrs.register(mem, pd, 0, u64::MAX, access)?;
         let key = mr.state_key();
         Ok((mr, key))
     }
@@ -278,8 +316,9 @@ impl Driver for RrxeDev {
         pd: crate::kapi::rdma::mr::PdId,
         av: &crate::kapi::rdma::qp::QpPath,
         udata: Option<UData<'_>>,
+        sleepable: bool,
     ) -> Result<Self::Ah> {
-        crate::ah::create(&dev.core.ahs, pd, av, udata)
+        crate::ah::create(&dev.core.ahs, pd, av, udata, sleepable)
     }
 
     fn query_ah(ah: &Self::Ah) -> crate::kapi::rdma::qp::QpPath {
@@ -305,6 +344,14 @@ impl Driver for RrxeDev {
         events: crate::kapi::rdma::cq::CqEvents,
     ) -> Result<(Self::Cq, u32)> {
         crate::cq::create(attr, user, events)
+    }
+
+    fn poll_cq(
+        cq: &Self::Cq,
+        max: usize,
+        f: &mut dyn FnMut(&crate::kapi::rdma::cq::KernelWc),
+    ) -> Result {
+        crate::cq::poll(cq, max, f)
     }
 
     fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool> {
@@ -341,16 +388,6 @@ impl Driver for RrxeDev {
 
     fn hw_stats(dev: &Device<Self>, values: &mut [u64]) {
         dev.core.stats.read(values);
-    }
-
-    fn unsupported(dev: &Device<Self>, verb: &'static str) -> Error {
-        rrxe_ratelimited!(
-            pr_warn,
-            "rrxe: {}: {} is not implemented yet\n",
-            dev.name(),
-            verb
-        );
-        crate::kapi::eopnotsupp()
     }
 
     fn release(dev: &Device<Self>) {

@@ -14,6 +14,8 @@ pub(crate) mod net;
 pub(crate) mod random;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma;
+pub(crate) mod spinlock_irq;
+pub(crate) mod words;
 pub(crate) mod workqueue;
 pub(crate) mod xarray;
 

@@ -30,7 +30,7 @@ use kernel::{
 };
 
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
-use crate::kapi::rdma::mr::{Atomic64Op, PdId, UserMemory};
+use crate::kapi::rdma::mr::{Atomic64Op, MrMemory, PdId};
 use crate::kapi::{random, xarray::RcuTable};
 use crate::param;
 
@@ -39,7 +39,7 @@ use crate::param;
 pub(crate) struct MrState {
     /// Keeps the pages pinned until deregistration revokes it.
     #[pin]
-    mem: Revocable<UserMemory>,
+    mem: Revocable<MrMemory>,
     pd: PdId,
     iova: u64,
     length: u64,
@@ -250,7 +250,7 @@ impl MrTable {
     /// its key.  `ENOMEM` when all `MAX_MR` indices are in use.  May sleep.
     pub(crate) fn register(
         &self,
-        mem: UserMemory,
+        mem: MrMemory,
         pd: PdId,
         iova: u64,
         length: u64,

@@ -48,14 +48,16 @@ use crate::cq::CqShared;
 use crate::kapi::net::{netdev::NetDevice, skb_queue::SkbQueue};
 use crate::kapi::rdma::event::{QpEvent, QpEvents};
 use crate::kapi::rdma::qp::{QpAttr, QpInit};
+use crate::kapi::spinlock_irq::SpinLockIrq;
 use crate::kapi::xarray::RcuTable;
 use crate::mcast::McastTable;
 use crate::mr::MrTable;
 use crate::mw::{MwTable, QpIdent};
+use crate::new_spinlock_irq;
 use crate::param;
 use crate::proto::cqe::{Cqe, WcStatus};
 use crate::proto::qp_state::{QpState, QpType};
-use crate::queue::UserQueue;
+use crate::queue::Queue;
 use crate::srq::{SrqShared, SrqTable};
 use crate::stats::{Counter, Stats};
 
@@ -174,6 +176,18 @@ pub(crate) struct Qp {
     pub(crate) recv_task: Work<Qp, 1>,
     #[pin]
     pub(crate) timer: HrTimer<Qp>,
+    /// A kernel consumer's rings, which its `post_send` and `post_recv`
+    /// fill from any context (`verbs/post.rs`); empty for a user QP and
+    /// once the QP is destroyed.
+    #[pin]
+    pub(crate) kpost: SpinLockIrq<KernelRings>,
+}
+
+/// The rings a kernel consumer posts to.
+#[derive(Default)]
+pub(crate) struct KernelRings {
+    pub(crate) sq: Option<Arc<Queue>>,
+    pub(crate) rq: Option<Arc<Queue>>,
 }
 
 impl_has_work! {
@@ -194,9 +208,9 @@ impl_has_hr_timer! {
 
 /// A QP's send ring and where its receive WQEs come from, as created.
 pub(crate) struct Rings {
-    pub(crate) sq: UserQueue,
+    pub(crate) sq: Queue,
     /// Its own receive ring, or none with an SRQ.
-    pub(crate) rq: Option<UserQueue>,
+    pub(crate) rq: Option<Queue>,
     pub(crate) srq: Option<Arc<SrqShared>>,
 }
 
@@ -213,8 +227,21 @@ impl Qp {
     ) -> Result<Arc<Self>> {
         // At most a window's worth of WQEs is ever fetched (see the requester).
         let inflight = (init.caps.max_send_wr as usize).min(INFLIGHT_MAX);
-        let send = send::SendSide::new(rings.sq, inflight)?;
-        let recv = recv::RecvSide::new(rings.rq)?;
+        let sq = Arc::new(rings.sq, GFP_KERNEL)?;
+        let rq = match rings.rq {
+            Some(q) => Some(Arc::new(q, GFP_KERNEL)?),
+            None => None,
+        };
+        let kpost = if sq.is_kernel() {
+            KernelRings {
+                sq: Some(sq.clone()),
+                rq: rq.clone(),
+            }
+        } else {
+            KernelRings::default()
+        };
+        let send = send::SendSide::new(sq, inflight)?;
+        let recv = recv::RecvSide::new(rq)?;
         let ident = QpIdent {
             qpn,
             serial: dev.qp_serial.fetch_add(1, Relaxed),
@@ -244,6 +271,7 @@ impl Qp {
                 send_task <- new_work!("rrxe::send_task"),
                 recv_task <- new_work!("rrxe::recv_task"),
                 timer <- HrTimer::new(),
+                kpost <- new_spinlock_irq!(kpost),
             }),
             GFP_KERNEL,
         )
@@ -280,6 +308,12 @@ impl Qp {
         self.events.raise(ev);
     }
 
+    /// Whether the QP sends and receives datagrams (UD, and QP1, the GSI
+    /// QP, which is a UD QP).
+    pub(crate) fn is_datagram(&self) -> bool {
+        matches!(self.qp_type, QpType::Ud | QpType::Gsi)
+    }
+
     /// Counts `c` on the device.
     pub(crate) fn count(&self, c: Counter) {
         self.dev.stats.inc(c);
@@ -291,7 +325,7 @@ impl Qp {
         if cqe.status != WcStatus::Success {
             self.count(Counter::CompletionErrors);
         }
-        if cq.post(cqe, solicited).is_err() {
+        if cq.post(cqe, self.events.handle(), solicited).is_err() {
             self.enter_error();
             return false;
         }
@@ -309,7 +343,7 @@ impl Qp {
             invalidated: None,
             qp_num: self.qpn,
             src_qp: 0,
-            grh: false,
+            grh: None,
         }
     }
 }

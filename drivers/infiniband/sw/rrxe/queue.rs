@@ -6,8 +6,14 @@
 //! then a power-of-two number of slots.  One slot stays empty, so a queue of
 //! `n` slots holds `n - 1` elements.  Indices written by the other side are
 //! untrusted: every read is masked before use.
+//!
+//! A kernel consumer's queue (a QP or CQ of an in-kernel user, e.g. the
+//! MAD layer) has the same layout in a kernel-only area: its `post_send`
+//! and `post_recv` write WQEs the way librxe does, and the engine reads
+//! them with the same code and the same checks.
 
 use crate::kapi::rdma::umap::{UserContext, UserMapping};
+use crate::kapi::words::{KernelArea, Words};
 use crate::param;
 use kernel::prelude::*;
 
@@ -71,27 +77,60 @@ impl Geometry {
     }
 }
 
-/// A queue whose memory user space maps.
-pub(crate) struct UserQueue {
-    map: UserMapping,
+/// Where a queue lives.
+enum Memory {
+    /// Mapped by a user process.
+    User(UserMapping),
+    /// Kernel only.
+    Kernel(KernelArea),
+}
+
+/// A queue, user-mapped or kernel-only.
+pub(crate) struct Queue {
+    mem: Memory,
     geo: Geometry,
 }
 
-impl UserQueue {
+impl Queue {
     /// Allocates the queue in `ctx` and writes its header.
     pub(crate) fn new(ctx: &UserContext<'_>, geo: Geometry) -> Result<Self> {
         let map = UserMapping::new(ctx, geo.byte_len(), param::MAX_QUEUE_BYTES_PER_CONTEXT)?;
-        map.store(OFF_LOG2_ELEM_SIZE, geo.log2_elem_size)?;
-        map.store(OFF_INDEX_MASK, geo.slots - 1)?;
-        Ok(Self { map, geo })
+        Self::init(Memory::User(map), geo)
+    }
+
+    /// Allocates a kernel consumer's queue and writes its header.
+    pub(crate) fn new_kernel(geo: Geometry) -> Result<Self> {
+        Self::init(Memory::Kernel(KernelArea::new(geo.byte_len())?), geo)
+    }
+
+    fn init(mem: Memory, geo: Geometry) -> Result<Self> {
+        let q = Self { mem, geo };
+        q.words().store(OFF_LOG2_ELEM_SIZE, geo.log2_elem_size)?;
+        q.words().store(OFF_INDEX_MASK, geo.slots - 1)?;
+        Ok(q)
+    }
+
+    fn words(&self) -> Words<'_> {
+        match &self.mem {
+            Memory::User(m) => m.words(),
+            Memory::Kernel(k) => k.words(),
+        }
+    }
+
+    /// Whether a kernel consumer owns the queue.
+    pub(crate) fn is_kernel(&self) -> bool {
+        matches!(self.mem, Memory::Kernel(_))
     }
 
     /// `struct mminfo { u64 offset; u32 size; u32 pad; }` as librxe reads
-    /// it from a create response: where to mmap the ring.
+    /// it from a create response: where to mmap the ring (all zeroes for a
+    /// kernel queue).
     pub(crate) fn mminfo(&self) -> [u8; 16] {
         let mut mi = [0u8; 16];
-        mi[..8].copy_from_slice(&self.map.offset().to_ne_bytes());
-        mi[8..12].copy_from_slice(&(self.map.len() as u32).to_ne_bytes());
+        if let Memory::User(map) = &self.mem {
+            mi[..8].copy_from_slice(&map.offset().to_ne_bytes());
+            mi[8..12].copy_from_slice(&(map.len() as u32).to_ne_bytes());
+        }
         mi
     }
 
@@ -107,12 +146,12 @@ impl UserQueue {
 
     /// The producer index as user space last published it (masked).
     pub(crate) fn user_producer(&self) -> Result<u32> {
-        Ok(self.map.load(OFF_PRODUCER)? & self.mask())
+        Ok(self.words().load(OFF_PRODUCER)? & self.mask())
     }
 
     /// The consumer index as user space last published it (masked).
     pub(crate) fn user_consumer(&self) -> Result<u32> {
-        Ok(self.map.load(OFF_CONSUMER)? & self.mask())
+        Ok(self.words().load(OFF_CONSUMER)? & self.mask())
     }
 
     /// Entries user space produced past the kernel's running index `from`
@@ -131,12 +170,12 @@ impl UserQueue {
 
     /// Publishes the kernel's consumer index (release: slot reads first).
     pub(crate) fn publish_consumer(&self, idx: u32) -> Result {
-        self.map.store(OFF_CONSUMER, idx & self.mask())
+        self.words().store(OFF_CONSUMER, idx & self.mask())
     }
 
     /// Publishes the kernel's producer index (release: slot writes first).
     pub(crate) fn publish_producer(&self, idx: u32) -> Result {
-        self.map.store(OFF_PRODUCER, idx & self.mask())
+        self.words().store(OFF_PRODUCER, idx & self.mask())
     }
 
     fn slot_offset(&self, idx: u32, len: usize) -> Result<usize> {
@@ -149,21 +188,21 @@ impl UserQueue {
     /// Copies the first `dst.len()` bytes of slot `idx` (masked).
     pub(crate) fn read_slot(&self, idx: u32, dst: &mut [u8]) -> Result {
         let off = self.slot_offset(idx, dst.len())?;
-        self.map.read_bytes(off, dst)
+        self.words().read_bytes(off, dst)
     }
 
     /// Writes `src` at the start of slot `idx` (masked).
     pub(crate) fn write_slot(&self, idx: u32, src: &[u8]) -> Result {
         let off = self.slot_offset(idx, src.len())?;
-        self.map.write_bytes(off, src)
+        self.words().write_bytes(off, src)
     }
 
     /// Entries between consumer and producer, from the shared indices
     /// (masked: the user-written one cannot point outside the ring).
     pub(crate) fn count(&self) -> Result<u32> {
         let mask = self.geo.slots - 1;
-        let p = self.map.load(OFF_PRODUCER)? & mask;
-        let c = self.map.load(OFF_CONSUMER)? & mask;
+        let p = self.words().load(OFF_PRODUCER)? & mask;
+        let c = self.words().load(OFF_CONSUMER)? & mask;
         Ok(p.wrapping_sub(c) & mask)
     }
 }

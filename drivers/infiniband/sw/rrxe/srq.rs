@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Shared receive queues.  A user SRQ is a [`UserQueue`] of receive WQEs
+//! Shared receive queues.  A user SRQ is a [`Queue`] of receive WQEs
 //! (`struct rxe_recv_wqe` layout) that librxe maps and fills; the QPs
 //! attached to it take their receive WQEs from it instead of from a ring
 //! of their own.  A WQE is copied, checked and resolved when a message
@@ -33,7 +33,7 @@ use crate::kapi::rdma::srq::{SrqAttr, SrqEvents, MODIFY_LIMIT, MODIFY_MAX_WR};
 use crate::kapi::xarray::RcuTable;
 use crate::mr::MrTable;
 use crate::param;
-use crate::queue::{Geometry, UserQueue};
+use crate::queue::{Geometry, Queue};
 use crate::rrxe_ratelimited;
 use crate::wqe::{BadRecv, RecvWqe};
 
@@ -43,7 +43,7 @@ const SGE_SIZE: u32 = 16;
 /// The ring and what the kernel keeps of it, under the SRQ's lock.
 struct SrqInner {
     /// Taken away when the SRQ is destroyed.
-    queue: Option<UserQueue>,
+    queue: Option<Queue>,
     /// The kernel's consumer index (a running count; user space's copy
     /// is only published).
     consumer: u32,
@@ -101,7 +101,7 @@ pub(crate) fn create(
         return Err(bad("srq_limit", attr.srq_limit));
     }
     user.udata.require_empty_input()?;
-    let queue = UserQueue::new(&user.ctx, geo)?;
+    let queue = Queue::new(&user.ctx, geo)?;
     let slot = table.reserve(param::MIN_SRQ_INDEX as u32, param::MAX_SRQ_INDEX as u32)?;
     let num = slot.index();
     // struct rxe_create_srq_resp { struct mminfo mi; __u32 srq_num; __u32 reserved; }
@@ -197,7 +197,7 @@ impl SrqShared {
         if pending > geo.capacity() || limit > geo.capacity() {
             return Err(bad("max_wr below the WQEs posted or the limit", max_wr));
         }
-        let new = UserQueue::new(&user.ctx, geo)?;
+        let new = Queue::new(&user.ctx, geo)?;
         let mut slot = [0u8; 1 << 10];
         let len = old.slot_size().min(slot.len());
         for i in 0..pending {

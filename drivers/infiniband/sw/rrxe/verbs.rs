@@ -5,4 +5,5 @@
 //! error state's flush) and keep the device's QP table.  The device-level
 //! verbs are in `device.rs`; CQs and MRs in `cq.rs` and `mr.rs`.
 
+pub(crate) mod post;
 pub(crate) mod qp;

@@ -22,7 +22,7 @@ use crate::proto::cqe::WcStatus;
 use crate::proto::psn::Psn;
 use crate::proto::window::WqeSpan;
 use crate::proto::wqe::{self, RecvWqeHdr, SendWqeHdr, Sge, WqeError};
-use crate::queue::UserQueue;
+use crate::queue::Queue;
 
 /// Largest slot copied (a send WQE with 32 SGEs or 512 inline bytes).
 const MAX_SLOT: usize = 1024;
@@ -164,7 +164,7 @@ fn failed_send(wr_id: u64, status: WcStatus) -> SendWqe {
 /// A malformed WQE, or one naming memory it may not read, comes back
 /// marked with its error status, so it completes in order.
 pub(crate) fn fetch_send(
-    sq: &UserQueue,
+    sq: &Queue,
     idx: u32,
     mrs: &MrTable,
     pd: PdId,
@@ -369,7 +369,7 @@ pub(crate) struct BadRecv {
 /// `pd`; a malformed WQE, or one naming memory it may not write, comes
 /// back as [`BadRecv`].
 pub(crate) fn fetch_recv(
-    rq: &UserQueue,
+    rq: &Queue,
     idx: u32,
     mrs: &MrTable,
     pd: PdId,

@@ -111,7 +111,7 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     if matches!(s.timer, Some((TimerKind::RnrWait, _))) {
         return Step::Idle;
     }
-    if qp.qp_type == QpType::Ud {
+    if qp.is_datagram() {
         return super::datagram::step(qp, s);
     }
     if qp.qp_type == QpType::Rc && s.comp_psn.distance_to(s.psn) >= MAX_UNACKED_PSNS {

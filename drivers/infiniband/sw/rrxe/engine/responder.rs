@@ -218,7 +218,7 @@ fn finish_recv(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>, opcode: u32, byte_le
             invalidated: pkt.ieth().map(|i| i.rkey()),
             qp_num: qp.qpn,
             src_qp: r.params.dest_qpn,
-            grh: false,
+            grh: None,
         };
         r.complete(qp, &cqe, pkt.bth().se());
     }
@@ -350,7 +350,7 @@ pub(crate) fn handle(qp: &Arc<Qp>, r: &mut RecvSide, skb: SkBuff) {
 }
 
 fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) {
-    let ud = qp.qp_type == QpType::Ud;
+    let ud = qp.is_datagram();
     let ctx = RecvContext {
         qp_type: qp.qp_type,
         qp_state: qp.state(),
@@ -528,7 +528,7 @@ fn fail_request(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
             invalidated: None,
             qp_num: qp.qpn,
             src_qp: r.params.dest_qpn,
-            grh: false,
+            grh: None,
         };
         r.complete(qp, &cqe, false);
     }

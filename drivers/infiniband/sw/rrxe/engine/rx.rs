@@ -22,7 +22,7 @@ use crate::proto::bth::{BTH_DEF_PKEY, BTH_LEN, MULTICAST_QPN};
 use crate::proto::icrc::{icrc_verify_mode, IcrcHasher, IcrcMode, ICRC_LEN};
 use crate::proto::ip::{IpVersion, RoceLayout};
 use crate::proto::opcode::{RC_FLUSH, UD_SEND_ONLY, UD_SEND_ONLY_WITH_IMMEDIATE};
-use crate::proto::qp_state::{QpState, QpType};
+use crate::proto::qp_state::QpState;
 use crate::proto::validate::{check_header, check_pkey, check_type_state};
 use crate::proto::Packet;
 use crate::qp::{DevCore, Qp};
@@ -170,7 +170,7 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
     // A connected QP takes packets from its peer only; a UD QP from
     // anyone (the DETH says who).
     let mut on_alternate = false;
-    if qp.qp_type != QpType::Ud {
+    if !qp.is_datagram() {
         let path = qp.path.get().ok_or(Dropped)?;
         let (src, dst) = ip_addrs(skb.linear(), lay.version).ok_or(Dropped)?;
         // From the peer on the alternate path (armed only): the peer

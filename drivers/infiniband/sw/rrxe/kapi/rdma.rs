@@ -18,3 +18,4 @@ pub(crate) mod stats;
 pub(crate) mod udata;
 pub(crate) mod umap;
 mod vtable;
+pub(crate) mod wr;

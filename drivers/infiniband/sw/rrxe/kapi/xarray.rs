@@ -17,9 +17,25 @@
 //! * [`RcuTable::remove`] erases the entry and waits for an RCU grace
 //!   period before it returns the table's reference, so a reader that
 //!   found the entry has taken its own reference by then.  It may sleep.
+//! * [`RcuTable::remove_nosleep`] erases the entry at once and drops the
+//!   table's reference from an RCU callback after a grace period, for
+//!   callers that may not sleep (a kernel consumer destroying an address
+//!   handle under a spinlock).  The callback's memory ([`RcuRelease`]) is
+//!   allocated beforehand, with the object, so removal allocates nothing;
+//!   dropping the table waits for the callbacks (`rcu_barrier`).
 
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{bindings, prelude::*, sync::Arc, types::ForeignOwnable, types::Opaque};
+use kernel::{
+    alloc::Flags,
+    bindings,
+    prelude::*,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Arc,
+    },
+    types::ForeignOwnable,
+    types::Opaque,
+};
 
 /// `XA_ZERO_ENTRY`: what a reserved slot of an allocating xarray holds
 /// (`xa_mk_internal(257)`); loads see NULL, `__xa_cmpxchg` sees this.
@@ -41,7 +57,54 @@ pub(crate) struct RcuTable<T: Send + Sync + 'static> {
     /// Where the cyclic allocation continues (`__xa_alloc_cyclic`'s `next`),
     /// only touched under the xarray's lock.
     next: Opaque<u32>,
+    /// Set once [`RcuTable::remove_nosleep`] queued an RCU callback: the
+    /// table's drop then waits for such callbacks.
+    deferred: Atomic<bool>,
     _p: PhantomData<Arc<T>>,
+}
+
+/// Memory for the RCU callback that drops an entry removed by
+/// [`RcuTable::remove_nosleep`], allocated ahead of time.
+pub(crate) struct RcuRelease<T: Send + Sync + 'static>(KBox<ReleaseCell<T>>);
+
+// SAFETY: The cell owns an `Arc<T>` (`T: Send + Sync`); its callback head
+// is only written by `call_rcu`, after the cell has left the owner's hands.
+unsafe impl<T: Send + Sync + 'static> Send for RcuRelease<T> {}
+// SAFETY: A shared `RcuRelease` gives no access to its contents.
+unsafe impl<T: Send + Sync + 'static> Sync for RcuRelease<T> {}
+
+/// What the RCU callback frees: the callback head first, so the callback
+/// finds the cell from the head's address.
+#[repr(C)]
+struct ReleaseCell<T: Send + Sync + 'static> {
+    head: Opaque<bindings::callback_head>,
+    obj: Option<Arc<T>>,
+}
+
+impl<T: Send + Sync + 'static> RcuRelease<T> {
+    /// Allocates the callback's memory with `flags`.
+    pub(crate) fn new(flags: Flags) -> Result<Self> {
+        Ok(Self(KBox::new(
+            ReleaseCell {
+                head: Opaque::uninit(),
+                obj: None,
+            },
+            flags,
+        )?))
+    }
+}
+
+/// The RCU callback of [`RcuTable::remove_nosleep`]: frees the cell and
+/// with it the table's former reference.
+///
+/// # Safety
+///
+/// `head` is the head of a `ReleaseCell<T>` leaked by `remove_nosleep`
+/// (first field, `repr(C)`), handed to `call_rcu` once.
+unsafe extern "C" fn release_cell<T: Send + Sync + 'static>(head: *mut bindings::callback_head) {
+    // SAFETY: Per the function's contract the cell came from
+    // `KBox::into_raw` and this is its only release.
+    drop(unsafe { KBox::from_raw(head.cast::<ReleaseCell<T>>()) });
 }
 
 // SAFETY: The xarray is internally locked; entries are `Arc<T>` with `T:
@@ -64,6 +127,7 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
             // INVARIANT: initialised with XA_FLAGS_ALLOC.
             xa <- Opaque::ffi_init(|xa| unsafe { bindings::xa_init_flags(xa, bindings::XA_FLAGS_ALLOC) }),
             next: Opaque::new(0),
+            deferred: Atomic::new(false),
             _p: PhantomData,
         })
     }
@@ -98,6 +162,21 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
     /// Reserves a free index in `first ..= last`, searching cyclically from
     /// the last allocation; `ENOMEM` when the range is full.  May sleep.
     pub(crate) fn reserve(&self, first: u32, last: u32) -> Result<Reservation<'_, T>> {
+        self.reserve_gfp(first, last, bindings::GFP_KERNEL)
+    }
+
+    /// As [`RcuTable::reserve`], but does not sleep (the xarray's nodes
+    /// are allocated with `GFP_ATOMIC`).
+    pub(crate) fn reserve_atomic(&self, first: u32, last: u32) -> Result<Reservation<'_, T>> {
+        self.reserve_gfp(first, last, bindings::GFP_ATOMIC)
+    }
+
+    fn reserve_gfp(
+        &self,
+        first: u32,
+        last: u32,
+        gfp: bindings::gfp_t,
+    ) -> Result<Reservation<'_, T>> {
         let limit = bindings::xa_limit {
             min: first,
             max: last,
@@ -113,7 +192,7 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
                     core::ptr::null_mut(),
                     limit,
                     self.next.get(),
-                    bindings::GFP_KERNEL,
+                    gfp,
                 )
             }
         });
@@ -167,6 +246,34 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         // `into_foreign`; it is no longer reachable from the table, so its
         // reference moves to the caller exactly once.
         Some(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(old.cast()) })
+    }
+
+    /// Removes `obj` from `index` if it is the object there; the table's
+    /// reference is dropped after an RCU grace period, from `rel`'s
+    /// callback.  Does not sleep or allocate (any context).
+    pub(crate) fn remove_nosleep(&self, index: u32, obj: &Arc<T>, rel: RcuRelease<T>) {
+        let want = obj.clone().into_foreign();
+        // SAFETY: `want` was produced by `into_foreign` just above.
+        drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(want) });
+        let old = self.with_lock(|xa| {
+            // SAFETY: Valid xarray, lock held; replaces the entry with NULL
+            // only if it is `obj`'s (no allocation: GFP 0).
+            unsafe { bindings::__xa_cmpxchg(xa, index as usize, want, core::ptr::null_mut(), 0) }
+        });
+        if old != want {
+            return;
+        }
+        let mut cell = rel.0;
+        // SAFETY: `old` was the table's entry for `obj`, produced by
+        // `into_foreign` and no longer reachable from the table: its
+        // reference moves into the cell exactly once.
+        cell.obj = Some(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(old.cast()) });
+        self.deferred.store(true, Relaxed);
+        let cell = KBox::into_raw(cell);
+        // SAFETY: `cell` is a live allocation leaked just above; its head
+        // is handed to `call_rcu` once, and `release_cell::<T>` takes the
+        // cell back after readers that may have found the entry are done.
+        unsafe { bindings::call_rcu((*cell).head.get(), Some(release_cell::<T>)) };
     }
 }
 
@@ -225,6 +332,12 @@ impl<T: Send + Sync + 'static> PinnedDrop for RcuTable<T> {
         }
         // SAFETY: Valid, empty xarray, not used after this.
         unsafe { bindings::xa_destroy(self.raw()) };
+        if self.deferred.load(Relaxed) {
+            // SAFETY: Plain call (process context, as every table drop):
+            // waits until the callbacks queued by `remove_nosleep` have
+            // run, so none runs after the module that queued it is gone.
+            unsafe { bindings::rcu_barrier() };
+        }
     }
 }
 
@@ -248,6 +361,24 @@ mod tests {
         assert!(t.remove(i, &other).is_none());
         assert!(t.remove(i, &obj).is_some());
         assert!(t.get(i).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn remove_without_sleeping() -> Result {
+        let t = KBox::pin_init(RcuTable::<u32>::new(), GFP_KERNEL)?;
+        let r = t.reserve_atomic(1, 4)?;
+        let i = r.index();
+        let obj = Arc::new(5u32, GFP_KERNEL)?;
+        r.publish(obj.clone())?;
+        let other = Arc::new(5u32, GFP_KERNEL)?;
+        t.remove_nosleep(i, &other, RcuRelease::new(GFP_ATOMIC)?);
+        assert_eq!(t.get(i).map(|o| *o), Some(5));
+        t.remove_nosleep(i, &obj, RcuRelease::new(GFP_ATOMIC)?);
+        assert!(t.get(i).is_none());
+        // The index is free again.
+        assert!(t.reserve_atomic(i, i).is_ok());
+        // Dropping the table waits for the RCU callback.
         Ok(())
     }
 

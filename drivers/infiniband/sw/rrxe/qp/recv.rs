@@ -18,7 +18,7 @@ use crate::proto::cqe::{wc_opcode, Cqe};
 use crate::proto::psn::Psn;
 use crate::proto::qp_state::attr;
 use crate::proto::resources::{Resource, Resources};
-use crate::queue::UserQueue;
+use crate::queue::Queue;
 use crate::wqe::RecvWqe;
 
 /// What `modify_qp` set that the receive side uses.
@@ -76,7 +76,7 @@ pub(crate) struct WriteTarget {
 pub(crate) struct RecvSide {
     /// The receive ring; taken away (and its mapping removed) by
     /// `destroy_qp`.
-    pub(crate) rq: Option<Arc<UserQueue>>,
+    pub(crate) rq: Option<Arc<Queue>>,
     pub(crate) params: RecvParams,
     /// Receive WQEs retired (the consumer index published to user space).
     pub(crate) done: u32,
@@ -116,16 +116,13 @@ pub(crate) struct RecvSide {
 impl RecvSide {
     /// `rq`: the QP's receive ring, none if it takes receive WQEs from an
     /// SRQ.
-    pub(crate) fn new(rq: Option<UserQueue>) -> Result<Self> {
+    pub(crate) fn new(rq: Option<Arc<Queue>>) -> Result<Self> {
         let mut slots = KVec::with_capacity(param::MAX_QP_RD_ATOM as usize, GFP_KERNEL)?;
         for _ in 0..param::MAX_QP_RD_ATOM {
             slots.push(None, GFP_KERNEL)?;
         }
         Ok(Self {
-            rq: match rq {
-                Some(q) => Some(Arc::new(q, GFP_KERNEL)?),
-                None => None,
-            },
+            rq,
             params: RecvParams {
                 pmtu: 256,
                 ..Default::default()

@@ -20,7 +20,7 @@ use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
 use crate::proto::psn::Psn;
 use crate::proto::qp_state::attr;
 use crate::proto::wqe::send_flags;
-use crate::queue::UserQueue;
+use crate::queue::Queue;
 use crate::wqe::SendWqe;
 
 /// Why the QP's timer is set.
@@ -49,7 +49,7 @@ pub(crate) struct SendParams {
 /// The send side's state.
 pub(crate) struct SendSide {
     /// The send ring; taken away (and its mapping removed) by `destroy_qp`.
-    pub(crate) sq: Option<Arc<UserQueue>>,
+    pub(crate) sq: Option<Arc<Queue>>,
     pub(crate) params: SendParams,
     /// Send WQEs copied out of the ring (a running count).
     pub(crate) fetched: u32,
@@ -91,9 +91,9 @@ pub(crate) struct SendSide {
 }
 
 impl SendSide {
-    pub(crate) fn new(sq: UserQueue, cap: usize) -> Result<Self> {
+    pub(crate) fn new(sq: Arc<Queue>, cap: usize) -> Result<Self> {
         Ok(Self {
-            sq: Some(Arc::new(sq, GFP_KERNEL)?),
+            sq: Some(sq),
             params: SendParams {
                 pmtu: 256,
                 ..Default::default()
@@ -198,7 +198,7 @@ impl SendSide {
             invalidated: None,
             qp_num: qp.qpn,
             src_qp: 0,
-            grh: false,
+            grh: None,
         };
         qp.post_cqe(&qp.scq, &cqe, false)
     }

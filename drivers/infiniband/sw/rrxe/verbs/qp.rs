@@ -20,7 +20,7 @@ use crate::proto::path::{source_port, IpPair};
 use crate::proto::psn::PSN_MASK;
 use crate::proto::qp_state::{attr, check_modify_qp, QpState, QpType};
 use crate::qp::{migration, DevCore, Endpoints, Qp, Rings, FIRST_QPN, LAST_QPN};
-use crate::queue::{Geometry, UserQueue};
+use crate::queue::{Geometry, Queue};
 use crate::srq::RrxeSrq;
 use crate::{param, rrxe_ratelimited};
 
@@ -74,8 +74,14 @@ fn geometry(caps: &mut QpCaps, has_srq: bool) -> Result<(Geometry, Option<Geomet
     Ok((sq, Some(rq)))
 }
 
-/// `create_qp` for user QPs of type RC, UC or UD, with a receive ring or
-/// attached to an SRQ.
+/// The QP number of the GSI QP (QP1).
+const GSI_QPN: u32 = 1;
+
+/// `create_qp` for QPs of type RC, UC or UD, with a receive ring or
+/// attached to an SRQ, and the GSI QP (QP1, a UD QP the MAD layer
+/// creates).  A user QP's rings are mapped by librxe; a kernel
+/// consumer's rings are kernel memory its `post_send` and `post_recv`
+/// fill (`verbs/post.rs`).
 pub(crate) fn create(
     dev: &Arc<DevCore>,
     init: &mut QpInit,
@@ -84,12 +90,10 @@ pub(crate) fn create(
     user: Option<UserCaller<'_>>,
     events: QpEvents,
 ) -> Result<(RrxeQp, u32)> {
-    let Some(mut user) = user else {
-        rrxe_ratelimited!(pr_warn, "rrxe: kernel QPs are not supported\n");
-        return Err(crate::kapi::eopnotsupp());
-    };
     let qp_type = match QpType::from_raw(init.qp_type) {
         Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
+        // ib_core creates QP1 for its MAD layer only (never for user space).
+        Some(QpType::Gsi) if user.is_none() => QpType::Gsi,
         _ => {
             rrxe_ratelimited!(pr_warn, "rrxe: QP type {} is not supported\n", init.qp_type);
             return Err(crate::kapi::eopnotsupp());
@@ -98,17 +102,33 @@ pub(crate) fn create(
     if init.create_flags != 0 {
         return Err(crate::kapi::eopnotsupp());
     }
-    user.udata.require_empty_input()?;
     let (sqg, rqg) = geometry(&mut init.caps, srq.is_some())?;
-    let sq = UserQueue::new(&user.ctx, sqg)?;
-    let rq = match rqg {
-        Some(g) => Some(UserQueue::new(&user.ctx, g)?),
-        None => None,
+    let (sq, rq, mut user) = match user {
+        Some(mut user) => {
+            user.udata.require_empty_input()?;
+            let sq = Queue::new(&user.ctx, sqg)?;
+            let rq = match rqg {
+                Some(g) => Some(Queue::new(&user.ctx, g)?),
+                None => None,
+            };
+            (sq, rq, Some(user))
+        }
+        None => {
+            let rq = match rqg {
+                Some(g) => Some(Queue::new_kernel(g)?),
+                None => None,
+            };
+            (Queue::new_kernel(sqg)?, rq, None)
+        }
     };
     // With an SRQ the receive ring's mminfo is all zeroes (librxe maps
     // none).
     let (sq_mi, rq_mi) = (sq.mminfo(), rq.as_ref().map_or([0; 16], |q| q.mminfo()));
-    let slot = dev.qps.reserve(FIRST_QPN, LAST_QPN)?;
+    let slot = if qp_type == QpType::Gsi {
+        dev.qps.reserve(GSI_QPN, GSI_QPN)?
+    } else {
+        dev.qps.reserve(FIRST_QPN, LAST_QPN)?
+    };
     let qpn = slot.index();
     let qp = Qp::new(
         qpn,
@@ -123,11 +143,13 @@ pub(crate) fn create(
         },
         events,
     )?;
-    // struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }
-    let mut resp = [0u8; 32];
-    resp[..16].copy_from_slice(&rq_mi);
-    resp[16..].copy_from_slice(&sq_mi);
-    user.udata.respond(&resp)?;
+    if let Some(user) = user.as_mut() {
+        // struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }
+        let mut resp = [0u8; 32];
+        resp[..16].copy_from_slice(&rq_mi);
+        resp[16..].copy_from_slice(&sq_mi);
+        user.udata.respond(&resp)?;
+    }
     // Published last: received packets find it only once it is whole.
     slot.publish(qp.clone())?;
     Ok((RrxeQp { qp }, qpn))
@@ -378,6 +400,11 @@ pub(crate) fn destroy(h: RrxeQp) {
     // caller might not.
     qp.dev.mcast.detach_all(&qp.dev.netdev, qp.qpn);
     {
+        let mut k = qp.kpost.lock();
+        k.sq = None;
+        k.rq = None;
+    }
+    {
         let mut s = qp.send.lock();
         s.clear_timer();
         s.sq = None;
@@ -403,4 +430,22 @@ pub(crate) fn destroy(h: RrxeQp) {
 pub(crate) fn doorbell(h: &RrxeQp) -> Result {
     engine::doorbell(&h.qp);
     Ok(())
+}
+
+/// `post_send` of a kernel consumer (`verbs/post.rs`).
+pub(crate) fn post_send(
+    h: &RrxeQp,
+    wr: &crate::kapi::rdma::wr::SendWr<'_, crate::device::RrxeDev>,
+) -> Result {
+    super::post::post_send(&h.qp, wr)
+}
+
+/// `post_recv` of a kernel consumer (`verbs/post.rs`).
+pub(crate) fn post_recv(h: &RrxeQp, wr: &crate::kapi::rdma::wr::RecvWr<'_>) -> Result {
+    super::post::post_recv(&h.qp, wr)
+}
+
+/// After a kernel consumer posted (`verbs/post.rs`).
+pub(crate) fn kick(h: &RrxeQp, send: bool) {
+    super::post::kick(&h.qp, send)
 }

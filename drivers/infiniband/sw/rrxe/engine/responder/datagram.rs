@@ -17,7 +17,7 @@ use kernel::sync::Arc;
 
 use super::{fail_request, take_recv, Outcome};
 use crate::engine::rx::RxPacket;
-use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
+use crate::proto::cqe::{wc_opcode, Cqe, NetHdr, WcStatus};
 use crate::proto::grh::{from_ip_header, GRH_LEN};
 use crate::proto::Packet;
 use crate::qp::{recv::RecvSide, Qp};
@@ -25,7 +25,13 @@ use crate::stats::Counter;
 
 /// Receives datagram `pkt`.
 pub(super) fn receive(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) {
-    let (Some(deth), Some(grh)) = (pkt.deth(), from_ip_header(rx.skb().linear())) else {
+    let l3 = rx.skb().linear();
+    let net = if l3.first().is_some_and(|b| b >> 4 == 6) {
+        NetHdr::Ipv6
+    } else {
+        NetHdr::Ipv4
+    };
+    let (Some(deth), Some(grh)) = (pkt.deth(), from_ip_header(l3)) else {
         qp.count(Counter::RcvDropped);
         return;
     };
@@ -75,7 +81,7 @@ pub(super) fn receive(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &P
         invalidated: None,
         qp_num: qp.qpn,
         src_qp: deth.src_qpn(),
-        grh: true,
+        grh: Some(net),
     };
     r.complete(qp, &cqe, pkt.bth().se());
 }

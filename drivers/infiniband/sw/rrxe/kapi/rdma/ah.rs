@@ -38,13 +38,15 @@ pub(super) unsafe extern "C" fn create_ah<T: Driver>(
     // SAFETY: `pd` was set by ib_core and holds a use count for the AH.
     let pd = PdId::from_raw(unsafe { (*ah).pd });
     // SAFETY: `init` is valid for the call.
-    let attr = unsafe { (*init).ah_attr };
+    let (attr, flags) = unsafe { ((*init).ah_attr, (*init).flags) };
+    // A kernel caller without `RDMA_CREATE_AH_SLEEPABLE` may hold locks.
+    let sleepable = flags & bindings::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE != 0;
     // SAFETY: `ah_attr` points at ib_core's attribute for the call.
     let av = QpPath::from_c(unsafe { &*attr });
     // SAFETY: ib_core passes a valid or null udata.
     let udata = unsafe { UData::from_raw(udata) };
     from_result(|| {
-        let data = T::create_ah(dev, pd, &av, udata)?;
+        let data = T::create_ah(dev, pd, &av, udata, sleepable)?;
         let obj = ah.cast::<AhObj<T>>();
         // SAFETY: `obj` has `size_ib_ah` bytes; the data slot is written
         // once, here, and read back only by `query_ah` and `destroy_ah`.
@@ -90,4 +92,15 @@ pub(super) unsafe extern "C" fn destroy_ah<T: Driver>(
     let data = unsafe { (*obj).data.assume_init_read() };
     T::destroy_ah(dev, data);
     0
+}
+
+/// The driver data of an AH a kernel consumer names in a UD work request.
+///
+/// # Safety
+///
+/// `ah` is an AH of driver `T` between a successful `create_ah` and its
+/// `destroy_ah`.
+pub(super) unsafe fn data<'a, T: Driver>(ah: *mut bindings::ib_ah) -> &'a T::Ah {
+    // SAFETY: Per the function's contract, `data` is initialised.
+    unsafe { (*ah.cast::<AhObj<T>>()).data.assume_init_ref() }
 }

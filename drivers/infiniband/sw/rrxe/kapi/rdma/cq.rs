@@ -15,8 +15,59 @@ use kernel::{
 };
 
 use super::device::{Device, Driver};
+use super::event::QpHandle;
 use super::udata::UData;
 use super::umap::UserContext;
+use crate::proto::cqe::{Cqe, NetHdr, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE};
+
+/// A completion for a kernel consumer: the entry user space would read,
+/// and the QP's identity (`wc.qp`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KernelWc {
+    pub(crate) cqe: Cqe,
+    pub(crate) qp: QpHandle,
+}
+
+impl KernelWc {
+    /// Fills `struct ib_wc` (kernel opcodes and statuses have the uverbs
+    /// values).
+    fn write_to(&self, wc: &mut bindings::ib_wc) {
+        let c = &self.cqe;
+        wc.__bindgen_anon_1.wr_id = c.wr_id;
+        wc.status = c.status as u32;
+        wc.opcode = c.opcode;
+        wc.vendor_err = 0;
+        wc.byte_len = c.byte_len;
+        wc.qp = self.qp.0 as *mut bindings::ib_qp;
+        let mut flags = 0;
+        wc.ex.imm_data = 0;
+        if let Some(imm) = c.imm {
+            // `__be32`: the bytes as on the wire.
+            wc.ex.imm_data = u32::from_ne_bytes(imm);
+            flags |= WC_WITH_IMM;
+        } else if let Some(rkey) = c.invalidated {
+            wc.ex.invalidate_rkey = rkey;
+            flags |= WC_WITH_INVALIDATE;
+        }
+        wc.src_qp = c.src_qp;
+        wc.slid = 0;
+        wc.pkey_index = 0;
+        wc.sl = 0;
+        wc.dlid_path_bits = 0;
+        wc.port_num = 1;
+        wc.smac = [0; 6];
+        wc.vlan_id = 0xffff;
+        wc.network_hdr_type = 0;
+        if let Some(net) = c.grh {
+            flags |= WC_GRH | bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE;
+            wc.network_hdr_type = match net {
+                NetHdr::Ipv4 => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
+                NetHdr::Ipv6 => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
+            } as u8;
+        }
+        wc.wc_flags = flags as c_int;
+    }
+}
 
 /// A CQ object as ib_core allocates it for driver `T`.
 #[repr(C)]
@@ -228,4 +279,33 @@ pub(super) unsafe extern "C" fn resize_user_cq<T: Driver>(
         unsafe { (*cq).cqe = n as c_int };
         Ok(0)
     })
+}
+
+/// `poll_cq` (kernel consumers; user space polls its mapped ring).
+///
+/// # Safety
+///
+/// Only called by ib_core for a live CQ created by `create_cq`, with room
+/// for `n` completions at `wc`.
+pub(super) unsafe extern "C" fn poll_cq<T: Driver>(
+    cq: *mut bindings::ib_cq,
+    n: c_int,
+    wc: *mut bindings::ib_wc,
+) -> c_int {
+    let max = usize::try_from(n).unwrap_or(0);
+    let mut got = 0usize;
+    // SAFETY: Live, created CQ.
+    let data = unsafe { data::<T>(cq) };
+    let res = T::poll_cq(data, max, &mut |w: &KernelWc| {
+        if got < max {
+            // SAFETY: `got < n`: inside the caller's array, which ib_core
+            // passes writable.
+            w.write_to(unsafe { &mut *wc.add(got) });
+            got += 1;
+        }
+    });
+    match res {
+        Ok(()) => got as c_int,
+        Err(e) => e.to_errno(),
+    }
 }

@@ -65,6 +65,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// `req_notify_cq`: arm the CQ with `IB_CQ_*` flags; `Ok(true)` if
     /// `IB_CQ_REPORT_MISSED_EVENTS` was asked and completions are pending.
     fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool>;
+    /// `poll_cq` of a kernel consumer: hands up to `max` completions to
+    /// `f`, oldest first (any context; must not sleep).
+    fn poll_cq(cq: &Self::Cq, max: usize, f: &mut dyn FnMut(&super::cq::KernelWc)) -> Result;
     /// `resize_user_cq`: to at least `cqe` entries, keeping those not yet
     /// polled; returns the new capacity.
     fn resize_cq(cq: &Self::Cq, cqe: u32, user: Option<super::cq::UserCaller<'_>>) -> Result<u32>;
@@ -85,6 +88,17 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// `post_send` from user space with no work requests: the doorbell
     /// after librxe wrote WQEs into the mapped send queue.
     fn post_send_doorbell(qp: &Self::Qp) -> Result;
+    /// `post_send` of a kernel consumer: writes one work request into the
+    /// send queue (any context; must not sleep).
+    fn post_send(qp: &Self::Qp, wr: &super::wr::SendWr<'_, Self>) -> Result;
+    /// `post_recv` of a kernel consumer: one work request into the receive
+    /// queue (any context).
+    fn post_recv(qp: &Self::Qp, wr: &super::wr::RecvWr<'_>) -> Result;
+    /// `post_srq_recv` of a kernel consumer (any context).
+    fn post_srq_recv(srq: &Self::Srq, wr: &super::wr::RecvWr<'_>) -> Result;
+    /// After kernel work requests were posted to the send (`send`) or
+    /// receive queue: let the engine see them (any context).
+    fn kick(qp: &Self::Qp, send: bool);
     /// `modify_qp`: applies the attributes in `mask` (`IB_QP_*` bits).
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, attr: &super::qp::QpAttr, mask: u32) -> Result;
     /// `query_qp`: current attributes and creation parameters.
@@ -109,6 +123,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         access: u32,
         udata: Option<UData<'_>>,
     ) -> Result<(Self::Mr, u32)>;
+    /// `get_dma_mr` (kernel consumers): an MR over all of their memory,
+    /// with `IB_ACCESS_*` `access`; returns it with its key.
+    fn get_dma_mr(dev: &Device<Self>, pd: super::mr::PdId, access: u32) -> Result<(Self::Mr, u32)>;
     /// `dereg_mr`: deregisters the MR; on success ib_core forgets it and
     /// its data is dropped.  An error (memory windows still bound) leaves
     /// the MR registered.
@@ -159,6 +176,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         pd: super::mr::PdId,
         av: &super::qp::QpPath,
         udata: Option<UData<'_>>,
+        sleepable: bool,
     ) -> Result<Self::Ah>;
     /// `query_ah`: the address vector the AH was created with.
     fn query_ah(ah: &Self::Ah) -> super::qp::QpPath;
@@ -176,9 +194,6 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn hw_stat_descs() -> &'static [super::stats::StatDesc];
     /// Current values of those counters, in the same order.
     fn hw_stats(dev: &Device<Self>, values: &mut [u64]);
-    /// A mandatory verb this driver does not implement was called; returns
-    /// the error to report (and may log it).
-    fn unsupported(dev: &Device<Self>, verb: &'static str) -> Error;
     /// Called once, from `dealloc_driver`, just before `T` is dropped.
     fn release(dev: &Device<Self>);
 }

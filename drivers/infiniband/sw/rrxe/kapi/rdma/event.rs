@@ -49,24 +49,40 @@ struct RawQp(*mut bindings::ib_qp);
 // SAFETY: Only dereferenced under the `QpEvents` lock, while the QP exists.
 unsafe impl Send for RawQp {}
 
+/// The identity of a QP as a kernel consumer knows it (its `struct
+/// ib_qp` address), carried in kernel completions (`wc.qp`).  Only an
+/// address, never dereferenced by this driver: a consumer that destroys a
+/// QP with completions still queued gets the stale pointer, as on C rxe.
+/// The default is no QP (a null `wc.qp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct QpHandle(pub(super) usize);
+
 /// Raises asynchronous events on a QP.  Clones may outlive the QP:
 /// `destroy_qp` disconnects them first, after which [`QpEvents::raise`]
 /// does nothing.
 #[derive(Clone)]
-pub(crate) struct QpEvents(Arc<SpinLock<Option<RawQp>>>);
+pub(crate) struct QpEvents {
+    cell: Arc<SpinLock<Option<RawQp>>>,
+    handle: QpHandle,
+}
 
 impl QpEvents {
     pub(super) fn new(qp: *mut bindings::ib_qp) -> Result<Self> {
-        Ok(Self(Arc::pin_init(
-            new_spinlock!(Some(RawQp(qp))),
-            GFP_KERNEL,
-        )?))
+        Ok(Self {
+            cell: Arc::pin_init(new_spinlock!(Some(RawQp(qp))), GFP_KERNEL)?,
+            handle: QpHandle(qp as usize),
+        })
+    }
+
+    /// The QP's identity for kernel completions.
+    pub(crate) fn handle(&self) -> QpHandle {
+        self.handle
     }
 
     /// Delivers `ev` to the QP's event handler, if the QP still exists.
     /// Any context; the handler does not sleep.
     pub(crate) fn raise(&self, ev: QpEvent) {
-        let guard = self.0.lock();
+        let guard = self.cell.lock();
         let Some(raw) = guard.as_ref() else { return };
         // SAFETY: The QP exists while `Some` (cleared under this lock
         // before ib_core frees it); `device` is set for its lifetime.
@@ -88,6 +104,6 @@ impl QpEvents {
     }
 
     pub(super) fn disconnect(&self) {
-        *self.0.lock() = None;
+        *self.cell.lock() = None;
     }
 }

@@ -1,12 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory regions: pinned user memory ([`UserMemory`], `ib_umem`) and the
-//! MR object the driver allocates for `reg_user_mr` (`struct ib_mr`
-//! followed by the driver's [`Driver::Mr`]), freed by `dereg_mr`.
+//! Memory regions: their memory ([`MrMemory`]: pinned user memory, an
+//! `ib_umem`, or for a kernel consumer's DMA MR the kernel's direct map)
+//! and the MR object the driver allocates for `reg_user_mr` and
+//! `get_dma_mr` (`struct ib_mr` followed by the driver's [`Driver::Mr`]),
+//! freed by `dereg_mr`.
+//!
+//! A DMA MR (`get_dma_mr`, what `ib_alloc_pd` makes for a device without a
+//! local DMA lkey) covers every address: kernel consumers name their
+//! buffers by DMA address, which for a device without a DMA device (virt
+//! DMA) is the kernel virtual address.  Its offsets are those addresses;
+//! each access checks that the range is in the direct map.  Only local
+//! access is granted (remote access to all of kernel memory, ib_core's
+//! `IB_PD_UNSAFE_GLOBAL_RKEY`, is refused), and the PD check keeps user
+//! QPs away from it.
 //!
 //! The data path reads and writes pinned memory by page
-//! ([`UserMemory::read`], [`UserMemory::write`]): the pages stay pinned as
-//! long as the `UserMemory` lives, whatever the process does to its
+//! ([`MrMemory::read`], [`MrMemory::write`]): the pages stay pinned as
+//! long as the `MrMemory` lives, whatever the process does to its
 //! mappings, and every access is bounds-checked against the region.
 
 use core::ptr::NonNull;
@@ -37,9 +48,11 @@ impl PdId {
 
 const PAGE_SIZE: usize = 1 << bindings::PAGE_SHIFT;
 
-/// User memory pinned by ib_core (`ib_umem_get`), released on drop.
-pub(crate) struct UserMemory {
-    umem: NonNull<bindings::ib_umem>,
+/// The memory of a region: user memory pinned by ib_core
+/// (`ib_umem_get`, released on drop), or the kernel's direct map
+/// (`umem` null, no pages, `len` covers every address).
+pub(crate) struct MrMemory {
+    umem: Option<NonNull<bindings::ib_umem>>,
     /// The pinned pages, in order; the region starts at `first_offset` in
     /// the first one.
     pages: KVVec<NonNull<bindings::page>>,
@@ -49,11 +62,11 @@ pub(crate) struct UserMemory {
 
 // SAFETY: An `ib_umem` is immutable after pinning and may be released from
 // any thread.
-unsafe impl Send for UserMemory {}
+unsafe impl Send for MrMemory {}
 // SAFETY: See above.
-unsafe impl Sync for UserMemory {}
+unsafe impl Sync for MrMemory {}
 
-impl UserMemory {
+impl MrMemory {
     /// Pins `len` bytes of the calling process's memory at `addr` with
     /// `IB_ACCESS_*` flags `access` (write access pins for writing).
     pub(crate) fn pin<T: Driver>(
@@ -77,7 +90,7 @@ impl UserMemory {
         })?;
         let umem = NonNull::new(umem).ok_or(ENOMEM)?;
         let mut this = Self {
-            umem,
+            umem: Some(umem),
             pages: KVVec::new(),
             first_offset: 0,
             len,
@@ -86,10 +99,21 @@ impl UserMemory {
         Ok(this)
     }
 
+    /// The kernel's direct map, for a kernel consumer's DMA MR (module
+    /// docs): offsets are kernel virtual addresses.
+    pub(crate) fn kernel_direct() -> Self {
+        Self {
+            umem: None,
+            pages: KVVec::new(),
+            first_offset: 0,
+            len: usize::MAX,
+        }
+    }
+
     /// Lists the pinned pages from the umem's scatterlist with the
     /// kernel's page iterator (right on every memory model).
     fn collect_pages(&mut self) -> Result {
-        let u = self.umem.as_ptr();
+        let u = self.umem.ok_or(EINVAL)?.as_ptr();
         // SAFETY: The umem is pinned and immutable; `address` is plain data.
         self.first_offset = (unsafe { (*u).address } as usize) & (PAGE_SIZE - 1);
         let need = (self.first_offset + self.len).div_ceil(PAGE_SIZE);
@@ -130,6 +154,16 @@ impl UserMemory {
         let end = off.checked_add(len).ok_or(EFAULT)?;
         if end > self.len {
             return Err(EFAULT);
+        }
+        if self.umem.is_none() {
+            if len == 0 {
+                return Ok(());
+            }
+            super::wr::check_direct_map(off as u64, len).map_err(|_| EFAULT)?;
+            // A kernel consumer's buffer, in the direct map (checked): used
+            // in place, as one piece.
+            f(off as *mut u8, 0, len);
+            return Ok(());
         }
         let mut pos = off;
         let mut done = 0;
@@ -203,7 +237,7 @@ impl UserMemory {
     }
 }
 
-/// An 8-byte atomic operation on user memory ([`UserMemory::atomic64`]).
+/// An 8-byte atomic operation on user memory ([`MrMemory::atomic64`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Atomic64Op {
     /// Stores `swap` if the value equals `compare`.
@@ -214,7 +248,7 @@ pub(crate) enum Atomic64Op {
     Store(u64),
 }
 
-impl UserMemory {
+impl MrMemory {
     /// Copies `src` into the region at offset `off`.
     pub(crate) fn write_bytes(&self, off: usize, src: &[u8]) -> Result {
         self.for_each_piece(off, src.len(), |dst, at, len| {
@@ -242,6 +276,13 @@ impl UserMemory {
         if in_pg % 8 != 0 {
             return Err(EINVAL);
         }
+        if self.umem.is_none() {
+            super::wr::check_direct_map(off as u64, 8).map_err(|_| EFAULT)?;
+            // SAFETY: A kernel consumer's 8-aligned value in the direct map
+            // (checked), valid while its request is outstanding.
+            let a = unsafe { Atomic::<i64>::from_ptr(off as *mut i64) };
+            return Ok(atomic_op(a, op));
+        }
         let page = self.pages[pg];
         // SAFETY: The page is pinned while `self` lives; the mapping is
         // undone below, before this function returns.
@@ -253,26 +294,34 @@ impl UserMemory {
         // space may access it concurrently (memory shared with user space).
         // SAFETY: `p` is 8-byte aligned and valid while the page is mapped.
         let a = unsafe { Atomic::<i64>::from_ptr(p) };
-        let old = match op {
-            Atomic64Op::CompareSwap { compare, swap } => {
-                match a.cmpxchg(compare as i64, swap as i64, Full) {
-                    Ok(v) | Err(v) => v,
-                }
-            }
-            Atomic64Op::FetchAdd(v) => a.fetch_add(v as i64, Full),
-            Atomic64Op::Store(v) => a.xchg(v as i64, Full),
-        };
+        let old = atomic_op(a, op);
         // SAFETY: `va` was mapped above by `kmap_local_page`; nothing maps
         // after it, so the LIFO order holds.
         unsafe { bindings::kunmap_local(va.cast()) };
-        Ok(old as u64)
+        Ok(old)
     }
 }
 
-impl Drop for UserMemory {
+/// Performs `op` on `a`; returns the value found.
+fn atomic_op(a: &Atomic<i64>, op: Atomic64Op) -> u64 {
+    let old = match op {
+        Atomic64Op::CompareSwap { compare, swap } => {
+            match a.cmpxchg(compare as i64, swap as i64, Full) {
+                Ok(v) | Err(v) => v,
+            }
+        }
+        Atomic64Op::FetchAdd(v) => a.fetch_add(v as i64, Full),
+        Atomic64Op::Store(v) => a.xchg(v as i64, Full),
+    };
+    old as u64
+}
+
+impl Drop for MrMemory {
     fn drop(&mut self) {
-        // SAFETY: We own the pin; nothing uses the umem after this.
-        unsafe { bindings::ib_umem_release(self.umem.as_ptr()) };
+        if let Some(umem) = self.umem {
+            // SAFETY: We own the pin; nothing uses the umem after this.
+            unsafe { bindings::ib_umem_release(umem.as_ptr()) };
+        }
     }
 }
 
@@ -310,25 +359,50 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
             access as u32,
             udata,
         )?;
-        let obj = KBox::new(
-            MrObj::<T> {
-                // SAFETY: All-zeroes is a valid `ib_mr`; ib_core fills in the
-                // rest after we return.
-                ib: Opaque::new(unsafe { core::mem::zeroed() }),
-                data,
-            },
-            GFP_KERNEL,
-        )?;
-        let obj = KBox::into_raw(obj);
-        // SAFETY: `obj` is a fresh allocation we own; ib_core takes the
-        // pointer and hands it back to `dereg_mr`.
-        unsafe {
-            let ib = (*obj).ib.get();
-            (*ib).lkey = key;
-            (*ib).rkey = key;
-            Ok(ib)
-        }
+        new_mr_obj::<T>(data, key)
     })();
+    match res {
+        Ok(p) => p,
+        Err(e) => e.to_ptr(),
+    }
+}
+
+/// Allocates the MR object for `data` with `key` as lkey and rkey; ib_core
+/// takes the pointer and hands it back to `dereg_mr`.
+fn new_mr_obj<T: Driver>(data: T::Mr, key: u32) -> Result<*mut bindings::ib_mr> {
+    let obj = KBox::new(
+        MrObj::<T> {
+            // SAFETY: All-zeroes is a valid `ib_mr`; ib_core fills in the
+            // rest after we return.
+            ib: Opaque::new(unsafe { core::mem::zeroed() }),
+            data,
+        },
+        GFP_KERNEL,
+    )?;
+    let ib = KBox::into_raw(obj).cast::<bindings::ib_mr>();
+    // SAFETY: `ib` is the first field of the fresh allocation we own.
+    unsafe {
+        (*ib).lkey = key;
+        (*ib).rkey = key;
+    }
+    Ok(ib)
+}
+
+/// `get_dma_mr`: a kernel consumer's MR over all of its memory (module
+/// docs).
+///
+/// # Safety
+///
+/// Only called by ib_core (`ib_alloc_pd`, kernel callers) with a live PD
+/// of our device.
+pub(super) unsafe extern "C" fn get_dma_mr<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    access: c_int,
+) -> *mut bindings::ib_mr {
+    // SAFETY: ib_core's contract: a live PD whose device is ours.
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+    let res = T::get_dma_mr(dev, PdId::from_raw(pd), access as u32)
+        .and_then(|(data, key)| new_mr_obj::<T>(data, key));
     match res {
         Ok(p) => p,
         Err(e) => e.to_ptr(),

@@ -11,6 +11,7 @@ use super::cq::UserCaller;
 use super::device::{Device, Driver};
 use super::event::QpEvents;
 use super::udata::UData;
+use super::wr::{post_recv_list, SendWr};
 
 /// A QP object as ib_core allocates it for driver `T`.
 #[repr(C)]
@@ -157,7 +158,18 @@ pub(crate) struct QpAttr {
 }
 
 impl QpAttr {
-    fn from_c(a: &bindings::ib_qp_attr) -> Self {
+    /// Reads the attributes `mask` names.  The address vectors are read
+    /// only when named (`IB_QP_AV`, `IB_QP_ALT_PATH`): a kernel caller's
+    /// attribute struct is not zeroed (ib_mad kmallocs it), and an address
+    /// vector holds a pointer (`sgid_attr`) that would be dereferenced.
+    fn from_c(a: &bindings::ib_qp_attr, mask: u32) -> Self {
+        let path = |ah: &bindings::rdma_ah_attr, bit: u32| {
+            if mask & bit != 0 {
+                QpPath::from_c(ah)
+            } else {
+                QpPath::default()
+            }
+        };
         Self {
             state: a.qp_state,
             cur_state: a.cur_qp_state,
@@ -168,8 +180,8 @@ impl QpAttr {
             dest_qp_num: a.dest_qp_num,
             access_flags: a.qp_access_flags as u32,
             caps: QpCaps::from_c(&a.cap),
-            path: QpPath::from_c(&a.ah_attr),
-            alt_path: QpPath::from_c(&a.alt_ah_attr),
+            path: path(&a.ah_attr, bindings::ib_qp_attr_mask_IB_QP_AV),
+            alt_path: path(&a.alt_ah_attr, bindings::ib_qp_attr_mask_IB_QP_ALT_PATH),
             pkey_index: a.pkey_index,
             alt_pkey_index: a.alt_pkey_index,
             en_sqd_async_notify: a.en_sqd_async_notify,
@@ -306,7 +318,8 @@ pub(super) unsafe extern "C" fn modify_qp<T: Driver>(
                 u.require_empty_input()?;
             }
             let dev = Device::<T>::from_raw((*qp).device);
-            T::modify_qp(dev, data::<T>(qp), &QpAttr::from_c(&*attr), mask as u32)?;
+            let mask = mask as u32;
+            T::modify_qp(dev, data::<T>(qp), &QpAttr::from_c(&*attr, mask), mask)?;
         }
         Ok(0)
     })
@@ -366,9 +379,22 @@ pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(
     0
 }
 
-/// `post_send`.  Work requests posted through the kernel (kernel QPs, or
-/// uverbs `post_send` with WRs) are refused: rrxe QPs are user QPs whose
-/// WQEs are in the mapped send queue; an empty `post_send` is the doorbell.
+/// Whether `qp` belongs to a user process (uverbs sets its `uobject`).
+///
+/// # Safety
+///
+/// `qp` is live.
+unsafe fn is_user(qp: *mut bindings::ib_qp) -> bool {
+    // SAFETY: Per the function's contract; `uobject` is set at creation.
+    !unsafe { (*qp).uobject }.is_null()
+}
+
+/// `post_send`.  For a user QP (whose WQEs librxe writes into the mapped
+/// send queue) only the empty call, the doorbell, is accepted: work
+/// requests through uverbs carry user addresses and are refused.  A kernel
+/// QP's work requests are written into its send queue one by one, then the
+/// engine is kicked; on the first that fails, `bad_wr` names it and the
+/// ones before it stay posted.
 ///
 /// # Safety
 ///
@@ -379,31 +405,73 @@ pub(super) unsafe extern "C" fn post_send<T: Driver>(
     wr: *const bindings::ib_send_wr,
     bad_wr: *mut *const bindings::ib_send_wr,
 ) -> c_int {
-    if !wr.is_null() {
+    // SAFETY: Live QP of ours.
+    let data = unsafe { data::<T>(qp) };
+    if wr.is_null() {
+        return from_result(|| T::post_send_doorbell(data).map(|()| 0));
+    }
+    // SAFETY: Live QP.
+    if unsafe { is_user(qp) } {
         // SAFETY: `bad_wr` is writable per ib_core's contract.
         unsafe { *bad_wr = wr };
         return -(bindings::EINVAL as c_int);
     }
-    // SAFETY: Live QP of ours.
-    from_result(|| unsafe { T::post_send_doorbell(data::<T>(qp)).map(|()| 0) })
+    // SAFETY: Live QP; its type is fixed at creation.
+    let qp_type = unsafe { (*qp).qp_type };
+    let mut cur = wr;
+    let mut posted = false;
+    let mut res = Ok(());
+    while !cur.is_null() {
+        // SAFETY: A kernel consumer's list: each request valid for the
+        // call, in the container its opcode implies, naming live AHs.
+        res = unsafe { SendWr::<T>::read(&*cur, qp_type) }.and_then(|w| T::post_send(data, &w));
+        if res.is_err() {
+            break;
+        }
+        posted = true;
+        // SAFETY: As above.
+        cur = unsafe { (*cur).next };
+    }
+    if posted {
+        T::kick(data, true);
+    }
+    match res {
+        Ok(()) => 0,
+        Err(e) => {
+            // SAFETY: `bad_wr` is writable per ib_core's contract.
+            unsafe { *bad_wr = cur };
+            e.to_errno()
+        }
+    }
 }
 
 /// `post_recv`: user QPs post receives in the mapped receive queue, with
-/// no system call; WRs through the kernel are refused as for `post_send`.
+/// no system call, and WRs through uverbs are refused as for `post_send`;
+/// a kernel QP's are written into its receive queue.
 ///
 /// # Safety
 ///
 /// As for `post_send`.
 pub(super) unsafe extern "C" fn post_recv<T: Driver>(
-    _qp: *mut bindings::ib_qp,
+    qp: *mut bindings::ib_qp,
     wr: *const bindings::ib_recv_wr,
     bad_wr: *mut *const bindings::ib_recv_wr,
 ) -> c_int {
-    if !wr.is_null() {
+    // SAFETY: Live QP.
+    if wr.is_null() || unsafe { is_user(qp) } {
         // SAFETY: `bad_wr` is writable per ib_core's contract.
         unsafe { *bad_wr = wr };
+        return -(bindings::EINVAL as c_int);
     }
-    -(bindings::EINVAL as c_int)
+    // SAFETY: Live QP of ours.
+    let data = unsafe { data::<T>(qp) };
+    // SAFETY: A kernel consumer's non-null list, valid for the call;
+    // `bad_wr` is writable per ib_core's contract.
+    let (posted, ret) = unsafe { post_recv_list(wr, bad_wr, |w| T::post_recv(data, w)) };
+    if posted {
+        T::kick(data, false);
+    }
+    ret
 }
 
 /// `attach_mcast` (ib_core has checked that the QP is UD and the GID a

@@ -236,3 +236,29 @@ pub(super) unsafe extern "C" fn destroy_srq<T: Driver>(
     T::destroy_srq(dev, data);
     0
 }
+
+/// `post_srq_recv`: a kernel consumer's receive work requests into the
+/// SRQ's ring (a user SRQ's are written by librxe into the mapped ring;
+/// requests through uverbs are refused).
+///
+/// # Safety
+///
+/// Only called by ib_core for a live SRQ created by `create_srq`, with a
+/// valid or null WR list and a writable `bad_wr`.
+pub(super) unsafe extern "C" fn post_srq_recv<T: Driver>(
+    srq: *mut bindings::ib_srq,
+    wr: *const bindings::ib_recv_wr,
+    bad_wr: *mut *const bindings::ib_recv_wr,
+) -> c_int {
+    // SAFETY: Live SRQ; `uobject` is set at creation for user SRQs.
+    if wr.is_null() || !unsafe { (*srq).uobject }.is_null() {
+        // SAFETY: `bad_wr` is writable per ib_core's contract.
+        unsafe { *bad_wr = wr };
+        return -(bindings::EINVAL as c_int);
+    }
+    // SAFETY: Live SRQ of ours.
+    let data = unsafe { data::<T>(srq) };
+    // SAFETY: A kernel consumer's non-null list, valid for the call;
+    // `bad_wr` is writable per ib_core's contract.
+    unsafe { super::wr::post_recv_list(wr, bad_wr, |w| T::post_srq_recv(data, w)).1 }
+}

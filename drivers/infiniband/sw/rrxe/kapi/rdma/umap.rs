@@ -30,9 +30,11 @@
 
 use core::{
     ptr::NonNull,
-    sync::atomic::{AtomicU32, AtomicUsize, Ordering},
+    sync::atomic::{AtomicUsize, Ordering},
 };
 use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
+
+use crate::kapi::words::Words;
 
 /// The driver's mmap entry: ib_core's entry plus the area it maps and the
 /// context it is charged to.
@@ -110,7 +112,8 @@ pub(crate) struct UserMapping {
 // SAFETY: The area is only accessed through atomics; ib_core's entry is
 // thread-safe.
 unsafe impl Send for UserMapping {}
-// SAFETY: See above.
+// SAFETY: The area is only accessed through atomics and ib_core's entry
+// is thread-safe, so shared references may cross threads.
 unsafe impl Sync for UserMapping {}
 
 const PAGE_SIZE: usize = 1 << bindings::PAGE_SHIFT;
@@ -184,51 +187,12 @@ impl UserMapping {
         self.entry().len
     }
 
-    /// The 32-bit word at byte offset `off` (4-byte aligned, in bounds).
-    pub(crate) fn word(&self, off: usize) -> Result<&AtomicU32> {
-        if off % 4 != 0 || off.checked_add(4).is_none_or(|end| end > self.len()) {
-            return Err(EINVAL);
-        }
-        // SAFETY: In bounds and aligned (the area is page aligned); the area
-        // lives as long as `self`, and every access to it is atomic.
-        Ok(unsafe { AtomicU32::from_ptr(self.entry().area.as_ptr().add(off).cast()) })
-    }
-
-    /// Stores `v` at word offset `off` with release ordering.
-    pub(crate) fn store(&self, off: usize, v: u32) -> Result {
-        self.word(off)?.store(v, Ordering::Release);
-        Ok(())
-    }
-
-    /// Copies `dst.len()` bytes (a multiple of 4) from word-aligned offset
-    /// `off`, word by word (user space may be writing concurrently; each
-    /// word is read once, so the copy is a snapshot the caller validates).
-    pub(crate) fn read_bytes(&self, off: usize, dst: &mut [u8]) -> Result {
-        if dst.len() % 4 != 0 {
-            return Err(EINVAL);
-        }
-        for (i, chunk) in dst.chunks_exact_mut(4).enumerate() {
-            let w = self.word(off + 4 * i)?.load(Ordering::Relaxed);
-            chunk.copy_from_slice(&w.to_ne_bytes());
-        }
-        Ok(())
-    }
-
-    /// Writes `src` (a multiple of 4 bytes) at word-aligned offset `off`.
-    pub(crate) fn write_bytes(&self, off: usize, src: &[u8]) -> Result {
-        if src.len() % 4 != 0 {
-            return Err(EINVAL);
-        }
-        for (i, chunk) in src.chunks_exact(4).enumerate() {
-            let w = u32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-            self.word(off + 4 * i)?.store(w, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-
-    /// Loads the word at `off` with acquire ordering.
-    pub(crate) fn load(&self, off: usize) -> Result<u32> {
-        Ok(self.word(off)?.load(Ordering::Acquire))
+    /// The area's words (user space writes them too).
+    pub(crate) fn words(&self) -> Words<'_> {
+        // SAFETY: The area is page aligned and at least `len` bytes long;
+        // it lives as long as `self` (our reference on the entry), and the
+        // kernel accesses it only through `Words`.
+        unsafe { Words::new(self.entry().area, self.len()) }
     }
 }
 

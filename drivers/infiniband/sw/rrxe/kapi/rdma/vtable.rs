@@ -2,12 +2,10 @@
 
 //! The `struct ib_device_ops` built for a [`Driver`]: one C trampoline per
 //! verb, each recovering `&Device<T>` from the object ib_core passes and
-//! converting `Result` to an errno.  ib_core refuses to register a device
-//! without its mandatory verbs; those this driver does not implement yet are
-//! wired to [`Driver::unsupported`], which fails them with an errno.
+//! converting `Result` to an errno.
 
 use core::mem::size_of;
-use kernel::{bindings, error::from_result, ffi::c_int, prelude::*};
+use kernel::{bindings, error::from_result, ffi::c_int};
 
 use super::device::{Device, Driver};
 use super::udata::UData;
@@ -38,13 +36,13 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.post_recv = Some(super::qp::post_recv::<T>);
     ops.create_cq = Some(super::cq::create_cq::<T>);
     ops.destroy_cq = Some(super::cq::destroy_cq::<T>);
-    ops.poll_cq = Some(poll_cq::<T>);
+    ops.poll_cq = Some(super::cq::poll_cq::<T>);
     ops.req_notify_cq = Some(super::cq::req_notify_cq::<T>);
     ops.resize_user_cq = Some(super::cq::resize_user_cq::<T>);
     ops.disassociate_ucontext = Some(disassociate_ucontext);
     ops.mmap = Some(super::umap::mmap);
     ops.mmap_free = Some(super::umap::mmap_free);
-    ops.get_dma_mr = Some(get_dma_mr::<T>);
+    ops.get_dma_mr = Some(super::mr::get_dma_mr::<T>);
     ops.alloc_hw_port_stats = Some(super::stats::alloc_hw_port_stats::<T>);
     ops.get_hw_stats = Some(super::stats::get_hw_stats::<T>);
     ops.reg_user_mr = Some(super::mr::reg_user_mr::<T>);
@@ -57,6 +55,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.modify_srq = Some(super::srq::modify_srq::<T>);
     ops.query_srq = Some(super::srq::query_srq::<T>);
     ops.destroy_srq = Some(super::srq::destroy_srq::<T>);
+    ops.post_srq_recv = Some(super::srq::post_srq_recv::<T>);
     ops.create_ah = Some(super::ah::create_ah::<T>);
     ops.create_user_ah = Some(super::ah::create_ah::<T>);
     ops.query_ah = Some(super::ah::query_ah::<T>);
@@ -242,35 +241,4 @@ unsafe extern "C" fn dealloc_pd<T: Driver>(
         unsafe { T::dealloc_pd(Device::<T>::from_raw((*pd).device))? };
         Ok(0)
     })
-}
-
-/// Defines trampolines for mandatory verbs not implemented yet: each finds
-/// the device through the object's `device` field and fails with the error
-/// [`Driver::unsupported`] returns.
-macro_rules! unsupported_verbs {
-    ($( fn $name:ident($obj:ident: *mut $objty:ty $(, $arg:ident: $argty:ty)*) -> $ret:ty = $conv:expr; )*) => {$(
-        /// # Safety
-        ///
-        /// Only called by ib_core with a live object of our device.
-        unsafe extern "C" fn $name<T: Driver>($obj: *mut $objty $(, $arg: $argty)*) -> $ret {
-            $( let _ = $arg; )*
-            // SAFETY: ib_core passes an object of our device, live for the call.
-            let dev = unsafe { Device::<T>::from_raw((*$obj).device) };
-            let err = T::unsupported(dev, stringify!($name));
-            ($conv)(err)
-        }
-    )*};
-}
-
-fn errno(e: Error) -> c_int {
-    e.to_errno()
-}
-
-fn err_ptr(e: Error) -> *mut bindings::ib_mr {
-    e.to_ptr()
-}
-
-unsupported_verbs! {
-    fn poll_cq(cq: *mut bindings::ib_cq, n: c_int, wc: *mut bindings::ib_wc) -> c_int = errno;
-    fn get_dma_mr(pd: *mut bindings::ib_pd, f: c_int) -> *mut bindings::ib_mr = err_ptr;
 }

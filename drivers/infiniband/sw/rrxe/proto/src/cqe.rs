@@ -68,10 +68,21 @@ pub mod wc_opcode {
     pub const RECV_RDMA_WITH_IMM: u32 = 129;
 }
 
-/// `IB_WC_WITH_IMM` in `wc_flags`.
 /// `IB_WC_GRH`: a GRH (40 bytes) heads the receive buffer (UD).
 pub const WC_GRH: u32 = 1 << 0;
+/// `IB_WC_WITH_IMM` in `wc_flags`.
 pub const WC_WITH_IMM: u32 = 1 << 1;
+
+/// The network header a datagram arrived with, whose image is the GRH at
+/// the head of the receive buffer (an IPv4 header fills its last 20
+/// bytes).  Kernel consumers get it as `wc.network_hdr_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetHdr {
+    /// RoCE v2 over IPv4.
+    Ipv4,
+    /// RoCE v2 over IPv6.
+    Ipv6,
+}
 /// `IB_WC_WITH_INVALIDATE` in `wc_flags`: the kernel's value, which the
 /// uverbs ABI passes through unchanged (C rxe writes the same).  Note that
 /// libibverbs calls bit 2 `IBV_WC_IP_CSUM_OK` and its `IBV_WC_WITH_INV`
@@ -98,8 +109,9 @@ pub struct Cqe {
     pub qp_num: u32,
     /// Remote QP number (receive completions).
     pub src_qp: u32,
-    /// UD receive: the buffer starts with the 40-byte GRH (`IB_WC_GRH`).
-    pub grh: bool,
+    /// UD receive: the buffer starts with the 40-byte GRH (`IB_WC_GRH`),
+    /// the image of this network header.
+    pub grh: Option<NetHdr>,
 }
 
 impl Cqe {
@@ -110,7 +122,7 @@ impl Cqe {
         b[8..12].copy_from_slice(&(self.status as u32).to_ne_bytes());
         b[12..16].copy_from_slice(&self.opcode.to_ne_bytes());
         b[20..24].copy_from_slice(&self.byte_len.to_ne_bytes());
-        let mut flags = if self.grh { WC_GRH } else { 0 };
+        let mut flags = if self.grh.is_some() { WC_GRH } else { 0 };
         if let Some(imm) = self.imm {
             b[24..28].copy_from_slice(&imm);
             flags |= WC_WITH_IMM;
@@ -141,7 +153,7 @@ mod tests {
             invalidated: None,
             qp_num: 0x11,
             src_qp: 0x12,
-            grh: false,
+            grh: None,
         };
         let b = c.encode();
         assert_eq!(u64::from_ne_bytes(b[0..8].try_into().unwrap()), c.wr_id);
@@ -171,7 +183,11 @@ mod tests {
             u32::from_ne_bytes(inv[36..40].try_into().unwrap()),
             WC_WITH_INVALIDATE
         );
-        let grh = Cqe { grh: true, ..c }.encode();
+        let grh = Cqe {
+            grh: Some(NetHdr::Ipv6),
+            ..c
+        }
+        .encode();
         assert_eq!(
             u32::from_ne_bytes(grh[36..40].try_into().unwrap()),
             WC_GRH | WC_WITH_IMM

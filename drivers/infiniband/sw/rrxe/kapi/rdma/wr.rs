@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Work requests of kernel consumers (`struct ib_send_wr` and its
+//! containers, `struct ib_recv_wr`), read into safe values for the driver,
+//! which writes them into the QP's rings as librxe would.
+//!
+//! Kernel consumers give DMA addresses in their SGEs; an rrxe device has
+//! no DMA device (`ib_uses_virt_dma`), so those are kernel virtual
+//! addresses of the consumer's buffers, valid until the request completes.
+//! The only place they are dereferenced at post time is the copy of
+//! inline data ([`SendWr::copy_inline`]).
+//!
+//! A user QP never takes work requests through here: uverbs' own
+//! `post_send` path carries user addresses, which must not be read as
+//! kernel ones; [`super::qp::post_send`] refuses them.
+
+use kernel::{bindings, prelude::*};
+
+use super::device::Driver;
+use crate::proto::wqe::Sge;
+
+/// The most SGEs one work request may name (the largest QP limit).
+const MAX_SGE: usize = 1024;
+
+/// The UD part of a send work request.
+pub(crate) struct UdWr<'a, T: Driver> {
+    /// The address handle.
+    pub(crate) ah: &'a T::Ah,
+    pub(crate) remote_qpn: u32,
+    pub(crate) remote_qkey: u32,
+}
+
+/// A send work request.
+pub(crate) struct SendWr<'a, T: Driver> {
+    pub(crate) wr_id: u64,
+    /// `IB_WR_*`.
+    pub(crate) opcode: u32,
+    /// `IB_SEND_*`.
+    pub(crate) flags: u32,
+    /// Immediate data (wire order) or the rkey to invalidate (host order).
+    pub(crate) ex: [u8; 4],
+    pub(crate) remote_addr: u64,
+    pub(crate) rkey: u32,
+    pub(crate) compare_add: u64,
+    pub(crate) swap: u64,
+    /// UD and GSI QPs: the destination.
+    pub(crate) ud: Option<UdWr<'a, T>>,
+    sges: &'a [bindings::ib_sge],
+}
+
+/// `struct ib_sge` as the protocol core's SGE.
+fn sge(s: &bindings::ib_sge) -> Sge {
+    Sge {
+        addr: s.addr,
+        length: s.length,
+        lkey: s.lkey,
+    }
+}
+
+/// The SGE list of a work request, bounded.
+///
+/// # Safety
+///
+/// `list` points to `n` SGEs valid for `'a` (or `n` is 0).
+unsafe fn sge_list<'a>(list: *const bindings::ib_sge, n: i32) -> Result<&'a [bindings::ib_sge]> {
+    let n = usize::try_from(n).map_err(|_| EINVAL)?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if n > MAX_SGE || list.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: Per the function's contract.
+    Ok(unsafe { core::slice::from_raw_parts(list, n) })
+}
+
+impl<'a, T: Driver> SendWr<'a, T> {
+    /// Reads `wr`, posted to a QP of type `qp_type`.  `EINVAL` for opcodes
+    /// whose container this layer does not read (memory registration).
+    ///
+    /// # Safety
+    ///
+    /// `wr` is a kernel consumer's work request, valid for `'a`, in the
+    /// container its opcode and the QP type imply (ib_core's contract),
+    /// naming AHs of driver `T` that live while it is posted.
+    pub(super) unsafe fn read(wr: &'a bindings::ib_send_wr, qp_type: u32) -> Result<Self> {
+        // SAFETY: Every member of the union is a plain 64-bit value.
+        let wr_id = unsafe { wr.__bindgen_anon_1.wr_id };
+        // SAFETY: Both members are plain 32-bit values.
+        let ex = unsafe { wr.ex.imm_data }.to_ne_bytes();
+        // SAFETY: Per the function's contract, the list is valid.
+        let sges = unsafe { sge_list(wr.sg_list, wr.num_sge)? };
+        let mut out = Self {
+            wr_id,
+            opcode: wr.opcode,
+            flags: wr.send_flags as u32,
+            ex,
+            remote_addr: 0,
+            rkey: 0,
+            compare_add: 0,
+            swap: 0,
+            ud: None,
+            sges,
+        };
+        let ptr: *const bindings::ib_send_wr = wr;
+        if qp_type == bindings::ib_qp_type_IB_QPT_UD || qp_type == bindings::ib_qp_type_IB_QPT_GSI {
+            // SAFETY: Work requests to UD QPs are `ib_ud_wr`s.
+            let ud = unsafe { &*ptr.cast::<bindings::ib_ud_wr>() };
+            if ud.ah.is_null() {
+                return Err(EINVAL);
+            }
+            out.ud = Some(UdWr {
+                // SAFETY: ib_core's contract: the AH is ours and lives.
+                ah: unsafe { super::ah::data::<T>(ud.ah) },
+                remote_qpn: ud.remote_qpn,
+                remote_qkey: ud.remote_qkey,
+            });
+            return Ok(out);
+        }
+        match wr.opcode {
+            bindings::ib_wr_opcode_IB_WR_RDMA_WRITE
+            | bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM
+            | bindings::ib_wr_opcode_IB_WR_RDMA_READ => {
+                // SAFETY: These opcodes come in an `ib_rdma_wr`.
+                let r = unsafe { &*ptr.cast::<bindings::ib_rdma_wr>() };
+                out.remote_addr = r.remote_addr;
+                out.rkey = r.rkey;
+            }
+            bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP
+            | bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
+                // SAFETY: These opcodes come in an `ib_atomic_wr`.
+                let a = unsafe { &*ptr.cast::<bindings::ib_atomic_wr>() };
+                out.remote_addr = a.remote_addr;
+                out.rkey = a.rkey;
+                out.compare_add = a.compare_add;
+                out.swap = a.swap;
+            }
+            bindings::ib_wr_opcode_IB_WR_SEND
+            | bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM
+            | bindings::ib_wr_opcode_IB_WR_SEND_WITH_INV
+            | bindings::ib_wr_opcode_IB_WR_LOCAL_INV => {}
+            _ => return Err(EINVAL),
+        }
+        Ok(out)
+    }
+
+    /// The SGEs, as the protocol core's.
+    pub(crate) fn sges(&self) -> impl Iterator<Item = Sge> + '_ {
+        self.sges.iter().map(sge)
+    }
+
+    /// Number of SGEs.
+    pub(crate) fn num_sge(&self) -> usize {
+        self.sges.len()
+    }
+
+    /// Copies the bytes the SGEs name into `out` (inline data), which must
+    /// be exactly as long as their total; `EINVAL` otherwise, or if an
+    /// SGE is not in the kernel's direct map.
+    pub(crate) fn copy_inline(&self, out: &mut [u8]) -> Result {
+        let mut at = 0usize;
+        for s in self.sges {
+            let len = s.length as usize;
+            let end = at
+                .checked_add(len)
+                .filter(|e| *e <= out.len())
+                .ok_or(EINVAL)?;
+            if len > 0 {
+                check_direct_map(s.addr, len)?;
+                // Virt DMA (module docs): the SGE's address is the kernel
+                // virtual address of the consumer's buffer.
+                // SAFETY: `len` bytes there, in the direct map (checked), valid
+                // during `post_send`; `out[at..end]` is in bounds.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        s.addr as usize as *const u8,
+                        out.as_mut_ptr().add(at),
+                        len,
+                    )
+                };
+            }
+            at = end;
+        }
+        if at != out.len() {
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+}
+
+/// `EINVAL` unless `[addr, addr + len)` (len > 0) starts and ends in the
+/// kernel's direct map.
+pub(crate) fn check_direct_map(addr: u64, len: usize) -> Result {
+    let last = addr.checked_add(len as u64 - 1).ok_or(EINVAL)?;
+    // SAFETY: `__virt_addr_valid` only computes on the address.
+    let ok = unsafe {
+        bindings::__virt_addr_valid(addr as kernel::ffi::c_ulong)
+            && bindings::__virt_addr_valid(last as kernel::ffi::c_ulong)
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(EINVAL)
+    }
+}
+
+/// A receive work request.
+pub(crate) struct RecvWr<'a> {
+    pub(crate) wr_id: u64,
+    sges: &'a [bindings::ib_sge],
+}
+
+impl<'a> RecvWr<'a> {
+    /// Reads `wr`.
+    ///
+    /// # Safety
+    ///
+    /// `wr` is a kernel consumer's work request, valid for `'a`.
+    pub(super) unsafe fn read(wr: &'a bindings::ib_recv_wr) -> Result<Self> {
+        Ok(Self {
+            // SAFETY: Every member of the union is a plain 64-bit value.
+            wr_id: unsafe { wr.__bindgen_anon_1.wr_id },
+            // SAFETY: Per the function's contract, the list is valid.
+            sges: unsafe { sge_list(wr.sg_list, wr.num_sge)? },
+        })
+    }
+
+    /// The SGEs, as the protocol core's.
+    pub(crate) fn sges(&self) -> impl Iterator<Item = Sge> + '_ {
+        self.sges.iter().map(sge)
+    }
+
+    /// Number of SGEs.
+    pub(crate) fn num_sge(&self) -> usize {
+        self.sges.len()
+    }
+}
+
+/// Runs `post` on each request of a kernel consumer's receive list, in
+/// order; on the first failure `bad_wr` names it and the ones before it
+/// stay posted.  Returns whether any was posted, and 0 or the errno.
+///
+/// # Safety
+///
+/// `wr` is a kernel consumer's non-null list, valid for the call, and
+/// `bad_wr` is writable.
+pub(super) unsafe fn post_recv_list(
+    wr: *const bindings::ib_recv_wr,
+    bad_wr: *mut *const bindings::ib_recv_wr,
+    mut post: impl FnMut(&RecvWr<'_>) -> Result,
+) -> (bool, kernel::ffi::c_int) {
+    let mut cur = wr;
+    let mut posted = false;
+    while !cur.is_null() {
+        // SAFETY: Per the function's contract, each request is valid.
+        let res = unsafe { RecvWr::read(&*cur) }.and_then(|w| post(&w));
+        if let Err(e) = res {
+            // SAFETY: `bad_wr` is writable per the function's contract.
+            unsafe { *bad_wr = cur };
+            return (posted, e.to_errno());
+        }
+        posted = true;
+        // SAFETY: As above.
+        cur = unsafe { (*cur).next };
+    }
+    (posted, 0)
+}
