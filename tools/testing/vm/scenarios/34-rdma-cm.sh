@@ -1,0 +1,145 @@
+# timeout: 900
+# Kernel consumers (issue 14): the MAD layer's QP1 and the connection
+# manager on rrxe.  Registration opens the port for ib_mad (no "Couldn't
+# open port"); stock rdma_cm tools run between two namespaces: rping with
+# data verification, ucmatose with several connections, udaddy (UD with
+# SIDR), mckey (rdma_cm multicast join), rdma_server/rdma_client, and
+# perftest over rdma_cm (ib_send_bw -R, ib_write_bw -R); rrxe to rrxe and
+# across drivers both ways (rrxe to rrxe only on debug).  Then teardown
+# with connections open: the client's namespace deleted mid-rping (its
+# device goes with the veth; the server sees the disconnect), rmmod during
+# ucmatose, and rping again after the module is reloaded.
+. "$RRXE_TOP/tools/testing/vm/pingpong.sh"
+. "$RRXE_TOP/tools/testing/vm/perftest.sh"
+
+CM_LOG=/tmp/rdma-cm
+mkdir -p "$CM_LOG"
+CM_N=0
+
+# cm_pair NAME SERVER_CMD -- CLIENT_CMD: the server in ppA, then the client
+# in ppB; both must exit 0 within 90 s.  perftest's clock calibration can
+# fail under TCG ("Correlation coefficient r^2 < 0.9", see perftest.sh):
+# that side then exits without the closing handshake and its peer waits;
+# such a run is repeated (up to PT_CALIBRATION_TRIES times, said on
+# stderr).
+cm_pair() {
+	local name=$1 try
+	shift
+	for ((try = 1; ; try++)); do
+		cm_pair_once "$name" "$@" && return 0
+		grep -qs 'Correlation coefficient' "$CM_LOG/$CM_N-$name".* || break
+		((try < PT_CALIBRATION_TRIES)) || break
+		echo "cm_pair: $name: perftest's clock calibration failed (try $try), repeating" >&2
+	done
+	sed 's/^/  # client: /' "$CM_LOG/$CM_N-$name.client" | tail -8
+	sed 's/^/  # server: /' "$CM_LOG/$CM_N-$name.server" | tail -8
+	fail "$name ($PP_LABEL): $CM_WHY"
+}
+
+cm_pair_once() {
+	local name=$1 i
+	shift
+	local srv=() cli=()
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	CM_N=$((CM_N + 1))
+	local so="$CM_LOG/$CM_N-$name.server" co="$CM_LOG/$CM_N-$name.client" spid src=0 crc=0
+	ip netns exec ppA timeout 90 "${srv[@]}" >"$so" 2>&1 &
+	spid=$!
+	# rdma_cm servers listen on no TCP port: give the listener a moment,
+	# or wait until the server prints CM_READY (an ERE) if that is set.
+	sleep 1.5
+	if [ -n "${CM_READY:-}" ]; then
+		for ((i = 0; i < 300; i++)); do
+			grep -Eqs -- "$CM_READY" "$so" && break
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	ip netns exec ppB timeout 90 "${cli[@]}" >"$co" 2>&1 || crc=$?
+	if [ $crc != 0 ]; then
+		for ((i = 0; i < 50; i++)); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+		kill "$spid" 2>/dev/null || true
+	fi
+	wait "$spid" || src=$?
+	CM_WHY="client exit $crc, server exit $src"
+	[ $crc = 0 ] && [ $src = 0 ] || return 1
+	note "$name $PP_LABEL: ok ($(grep -v '^-*$' "$co" | tail -1 | tr -s ' \t' ' '))"
+}
+
+pairs=("rrxe rrxe" "rxe rrxe" "rrxe rxe")
+if debug_quick; then
+	pairs=("rrxe rrxe")
+fi
+for pair in "${pairs[@]}"; do
+	klines=$(dmesg | wc -l)
+	# shellcheck disable=SC2086
+	pp_setup_pair $pair
+	if dmesg | tail -n +"$((klines + 1))" | grep -E "Couldn't (open|create|start)|ib_mad|ib_cm"; then
+		fail "the MAD layer could not open a port ($PP_LABEL)"
+	fi
+	cm_pair rping rping -s -a 10.77.0.1 -C 100 -S 1000 -V -- rping -c -a 10.77.0.1 -C 100 -S 1000 -V
+	cm_pair ucmatose ucmatose -b 10.77.0.1 -c 4 -C 20 -- ucmatose -s 10.77.0.1 -c 4 -C 20
+	cm_pair udaddy udaddy -b 10.77.0.1 -c 2 -- udaddy -s 10.77.0.1 -c 2
+	# Datagrams sent before the receiver has joined are lost (UD): the
+	# sender starts once the receiver says it joined (line-buffered).
+	CM_READY=joined cm_pair mckey stdbuf -oL mckey -m 239.1.1.1 -b 10.77.0.1 -- mckey -m 239.1.1.1 -b 10.77.0.2 -s
+	cm_pair rdma_client rdma_server -- rdma_client -s 10.77.0.1
+	cm_pair ib_send_bw_R ib_send_bw -F -R -n 200 -- ib_send_bw -F -R -n 200 10.77.0.1
+	cm_pair ib_write_bw_R ib_write_bw -F -R -n 200 -- ib_write_bw -F -R -n 200 10.77.0.1
+	pp_teardown
+done
+
+# The client's namespace deleted mid-run: once its last process is gone
+# the namespace goes, with it the veth and the client's rrxe device; the
+# server sees the connection end and exits by itself.
+pp_setup_pair rrxe rrxe
+ip netns exec ppA timeout 300 stdbuf -oL rping -s -v -a 10.77.0.1 -C 100000 -S 1000 >"$CM_LOG/ns.server" 2>&1 &
+spid=$!
+sleep 1.5
+ip netns exec ppB timeout 300 rping -c -a 10.77.0.1 -C 100000 -S 1000 >"$CM_LOG/ns.client" 2>&1 &
+cpid=$!
+# Connected, and data flowing.
+wait_for 60 grep -qs "ping data: rdma-ping-5:" "$CM_LOG/ns.server" ||
+	fail "rping: no data after 60 s: $(tail -3 "$CM_LOG/ns.server")"
+kill -0 "$cpid" 2>/dev/null || fail "rping client ended before the namespace was deleted: $(tail -3 "$CM_LOG/ns.client")"
+t0=$SECONDS
+ip netns delete ppB
+kill "$cpid" 2>/dev/null || true
+wait "$cpid" 2>/dev/null || true
+wait_for 60 test ! -e /sys/class/infiniband/ppb0 || fail "ppb0 still there 60 s after its namespace was deleted"
+for ((i = 0; i < 600; i++)); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$spid" 2>/dev/null && fail "rping server still running 60 s after its peer's namespace went"
+wait "$spid" 2>/dev/null || true
+note "namespace deleted after $(grep -c "ping data" "$CM_LOG/ns.server") pings: ppb0 gone, server ended ($(tail -1 "$CM_LOG/ns.server")) in $((SECONDS - t0)) s"
+pp_teardown
+
+# rmmod during ucmatose: the module's exit unregisters the devices, ib_core
+# tells the rdma_cm users (DEVICE_REMOVAL), and everything ends.
+pp_setup_pair rrxe rrxe
+ip netns exec ppA timeout 300 ucmatose -b 10.77.0.1 -c 4 -C 8000 -S 4096 >"$CM_LOG/rmmod.server" 2>&1 &
+spid=$!
+sleep 1.5
+ip netns exec ppB timeout 300 stdbuf -oL ucmatose -s 10.77.0.1 -c 4 -C 8000 -S 4096 >"$CM_LOG/rmmod.client" 2>&1 &
+cpid=$!
+# The four connections up and transferring.
+wait_for 60 grep -Eqs "(receiving|initiating) data transfers|sending replies" "$CM_LOG/rmmod.client" ||
+	fail "ucmatose: no transfers after 60 s: $(tail -3 "$CM_LOG/rmmod.client")"
+t0=$SECONDS
+kill -0 "$cpid" 2>/dev/null || fail "ucmatose client ended before rmmod: $(tail -3 "$CM_LOG/rmmod.client")"
+timeout 60 rmmod rdma_rrxe || fail "rmmod rdma_rrxe during ucmatose failed or hung"
+for pid in "$spid" "$cpid"; do
+	for ((i = 0; i < 600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$pid" 2>/dev/null && fail "ucmatose still running 60 s after rmmod"
+	wait "$pid" 2>/dev/null || true
+done
+has_ibdev ppa0 && fail "ppa0 still registered after rmmod"
+note "rmmod during ucmatose: done, both ends ended, in $((SECONDS - t0)) s"
+pp_teardown
+
+# Reloaded, it works again.
+pp_setup_pair rrxe rrxe
+cm_pair rping-after-reload rping -s -a 10.77.0.1 -C 20 -V -- rping -c -a 10.77.0.1 -C 20 -V
+pp_teardown
+rmmod rdma_rrxe
