@@ -14,6 +14,7 @@ use crate::kapi::rdma::{
 use crate::mr::{RrxeMr, UNSUPPORTED_ACCESS};
 use crate::net::NetUse;
 use crate::qp::DevCore;
+use crate::stats::Counter;
 use crate::{kapi::rdma::mr::MrMemory, link, param, port, proto::gid, rrxe_ratelimited};
 use kernel::sync::Arc;
 
@@ -38,6 +39,11 @@ pub(crate) struct RrxeDev {
 }
 
 impl RrxeDev {
+    /// Counts `c` on the device.
+    pub(crate) fn count(&self, c: Counter) {
+        self.core.stats.inc(c);
+    }
+
     /// Driver data for a device on a netdev whose MAC is `mac`.
     pub(crate) fn new(
         mac: [u8; 6],
@@ -388,6 +394,23 @@ impl Driver for RrxeDev {
 
     fn hw_stats(dev: &Device<Self>, values: &mut [u64]) {
         dev.core.stats.read(values);
+    }
+
+    fn process_mad(
+        dev: &Device<Self>,
+        port: u32,
+        input: &[u8; crate::kapi::rdma::mad::MAD_SIZE],
+        out: &mut [u8; crate::kapi::rdma::mad::MAD_SIZE],
+    ) -> u32 {
+        let s = &dev.core.stats;
+        let counters = crate::proto::pma::PortCounters {
+            link_downed: s.get(Counter::LinkDowned),
+            xmit_bytes: s.get(Counter::SentBytes),
+            rcv_bytes: s.get(Counter::RcvdBytes),
+            xmit_packets: s.get(Counter::SentPkts),
+            rcv_packets: s.get(Counter::RcvdPkts),
+        };
+        crate::proto::pma::process(input, port, &counters, out)
     }
 
     fn release(dev: &Device<Self>) {

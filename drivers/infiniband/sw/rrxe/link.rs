@@ -17,6 +17,7 @@ use crate::kapi::rdma::{
     device::{driver_id_bound_to, Device, DeviceParams, DeviceRef, Driver},
     link::LinkHandler,
 };
+use crate::stats::Counter;
 use crate::{param, rrxe_ratelimited};
 
 kernel::sync::global_lock! {
@@ -171,12 +172,25 @@ impl LinkHandler for RrxeLink {
 }
 
 /// Netdev events that concern rrxe devices.  Port state and GID changes
-/// are ib_core's job (it watches the same chain); rrxe only removes a
-/// device whose netdev goes away.
+/// are ib_core's job (it watches the same chain); rrxe counts the link
+/// going down (`link_downed`, as C rxe: on `NETDEV_DOWN`, and on
+/// `NETDEV_CHANGE` that leaves no carrier) and removes a device whose
+/// netdev goes away.
 pub(crate) struct RrxeNetdevEvents;
 
 impl NetdevHandler for RrxeNetdevEvents {
     fn event(event: NetdevEvent, netdev: &NetDevice) {
+        let downed = match event {
+            NetdevEvent::Down => true,
+            NetdevEvent::Change => !netdev.is_running_with_carrier(),
+            _ => false,
+        };
+        if downed {
+            if let Some(dev) = Device::<RrxeDev>::get_by_netdev(netdev) {
+                dev.count(Counter::LinkDowned);
+            }
+            return;
+        }
         if event != NetdevEvent::Unregister {
             return;
         }

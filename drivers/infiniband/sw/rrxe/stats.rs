@@ -63,10 +63,26 @@ pub(crate) enum Counter {
     UdTooLong,
     /// Datagrams longer than the receive WQE's buffers (with the GRH).
     UdRecvTooLong,
+    /// Responses queued for a completer that had not yet taken the one
+    /// before (C rxe's `ack_deferred`).
+    AckDeferred,
+    /// Packets the IP stack refused to send.
+    SendErr,
+    /// Times the port went down (the netdev lost its carrier or went down).
+    LinkDowned,
+    /// SEND work requests completed successfully (with or without
+    /// immediate or invalidate).
+    RdmaSends,
+    /// Receive work requests completed successfully.
+    RdmaRecvs,
+    /// Bytes of the packets counted in `SentPkts` (IP header onwards).
+    SentBytes,
+    /// Bytes of the packets counted in `RcvdPkts` (IP header onwards).
+    RcvdBytes,
 }
 
 /// Number of counters.
-pub(crate) const NUM: usize = Counter::UdRecvTooLong as usize + 1;
+pub(crate) const NUM: usize = Counter::RcvdBytes as usize + 1;
 
 /// Counter names, in [`Counter`] order.
 pub(crate) static DESCS: [StatDesc; NUM] = [
@@ -95,6 +111,13 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"ud_bad_ah"),
     StatDesc::new(c"ud_too_long"),
     StatDesc::new(c"ud_recv_too_long"),
+    StatDesc::new(c"ack_deferred"),
+    StatDesc::new(c"send_err"),
+    StatDesc::new(c"link_downed"),
+    StatDesc::new(c"rdma_sends"),
+    StatDesc::new(c"rdma_recvs"),
+    StatDesc::new(c"sent_bytes"),
+    StatDesc::new(c"rcvd_bytes"),
 ];
 
 /// One device's counters.
@@ -106,7 +129,15 @@ impl Stats {
     }
 
     pub(crate) fn inc(&self, c: Counter) {
-        self.0[c as usize].add(1, Relaxed);
+        self.add(c, 1);
+    }
+
+    pub(crate) fn add(&self, c: Counter, n: u64) {
+        self.0[c as usize].add(n, Relaxed);
+    }
+
+    pub(crate) fn get(&self, c: Counter) -> u64 {
+        self.0[c as usize].load(Relaxed)
     }
 
     /// Copies the values into `out` (in [`Counter`] order).

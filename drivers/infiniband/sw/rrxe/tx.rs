@@ -33,6 +33,7 @@ use crate::proto::path::IpPair;
 use crate::proto::Header;
 use crate::qp::Endpoints;
 use crate::rrxe_ratelimited;
+use crate::stats::{Counter, Stats};
 
 /// Longest BTH + extension headers (RDMA WRITE FIRST with immediate: BTH,
 /// RETH, ImmDt; atomic: BTH, AtomicETH), rounded up.
@@ -111,9 +112,11 @@ fn rxe_flush_icrc() -> bool {
 }
 
 /// Sends one packet with `bth` and `ext` and `payload_len` payload bytes
-/// that `fill` appends.
+/// that `fill` appends, and counts it in `stats` (sent, or refused by the
+/// IP stack).
 pub(crate) fn send<E>(
     netdev: &NetDevice,
+    stats: &Stats,
     cache: &mut Option<Route>,
     ep: &Endpoints,
     bth: &Bth,
@@ -166,24 +169,33 @@ pub(crate) fn send<E>(
         icrc.update(pkt.append_zeros(pad)?);
     }
     pkt.append(&icrc.finish().to_le_bytes())?;
+    let count_sent = || {
+        stats.inc(Counter::SentPkts);
+        stats.add(Counter::SentBytes, (net_len + roce_len) as u64);
+    };
     if r.is_loopback() {
+        count_sent();
         return Ok(Sent::Loopback(pkt.into_skb()));
     }
     // A drop by the stack is a lost packet: the protocol recovers it.
-    let _ = pkt.send(r, netdev);
+    match pkt.send(r, netdev) {
+        Ok(()) => count_sent(),
+        Err(_) => stats.inc(Counter::SendErr),
+    }
     Ok(Sent::Wire)
 }
 
 /// Sends a packet without payload (an acknowledgement).
 pub(crate) fn send_header_only(
     netdev: &NetDevice,
+    stats: &Stats,
     cache: &mut Option<Route>,
     ep: &Endpoints,
     bth: &Bth,
     ext: &ExtHeaders,
 ) -> core::result::Result<Sent, Error> {
     let mut none = |_: &mut TxPacket, _: &mut dyn FnMut(&[u8])| Ok::<(), Error>(());
-    send(netdev, cache, ep, bth, ext, 0, &mut none).map_err(|e| match e {
+    send(netdev, stats, cache, ep, bth, ext, 0, &mut none).map_err(|e| match e {
         TxError::Fill(e) | TxError::Net(e) => e,
     })
 }

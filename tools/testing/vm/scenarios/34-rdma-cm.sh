@@ -8,7 +8,9 @@
 # across drivers both ways (rrxe to rrxe only on debug).  Then teardown
 # with connections open: the client's namespace deleted mid-rping (its
 # device goes with the veth; the server sees the disconnect), rmmod during
-# ucmatose, and rping again after the module is reloaded.
+# ucmatose, and rping again after the module is reloaded; then the port
+# counters of process_mad agree between the two ends, and link_downed
+# counts a link down.
 . "$RRXE_TOP/tools/testing/vm/pingpong.sh"
 . "$RRXE_TOP/tools/testing/vm/perftest.sh"
 
@@ -141,5 +143,28 @@ pp_teardown
 # Reloaded, it works again.
 pp_setup_pair rrxe rrxe
 cm_pair rping-after-reload rping -s -a 10.77.0.1 -C 20 -V -- rping -c -a 10.77.0.1 -C 20 -V
+
+# The port counters ib_core reads through process_mad (PerfMgmt Get of
+# PortCountersExtended and PortCounters: sysfs ports/1/counters, what
+# perfquery would read; libibmad cannot open a RoCE port, on C rxe
+# either): what one end sent, the other received (or dropped, counted).
+pc() { cat "/sys/class/infiniband/$1/ports/1/counters/$2"; }
+hw() { rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -1; }
+for ab in "ppa0 ppb0" "ppb0 ppa0"; do
+	read -r a b <<<"$ab"
+	xp=$(pc "$a" port_xmit_packets) rp=$(pc "$b" port_rcv_packets) dr=$(hw "$b" rcv_dropped)
+	xd=$(pc "$a" port_xmit_data) rd=$(pc "$b" port_rcv_data)
+	[ "$xp" -gt 20 ] && [ "$xd" -gt 0 ] || fail "$a: port_xmit_packets $xp, port_xmit_data $xd after an rping"
+	[ "$xp" = $((rp + dr)) ] || fail "$a sent $xp packets, $b received $rp and dropped $dr"
+	[ "$dr" != 0 ] || [ "$xd" = "$rd" ] || fail "$a sent $xd words, $b received $rd"
+	[ $(($(hw "$a" sent_bytes) >> 2)) = "$xd" ] || fail "$a: port_xmit_data $xd is not sent_bytes/4 ($(hw "$a" sent_bytes))"
+	note "counters $a -> $b: $xp packets, $xd words sent; $rp received, $dr dropped; rdma_sends $(hw "$a" rdma_sends), rdma_recvs $(hw "$b" rdma_recvs)"
+done
+ld=$(pc ppa0 link_downed)
+ip -n ppA link set vpa down
+ip -n ppA link set vpa up
+wait_for 10 pp_port_active ppa0 || fail "ppa0 not ACTIVE again"
+[ "$(pc ppa0 link_downed)" -gt "$ld" ] || fail "link_downed did not count the link going down ($ld, then $(pc ppa0 link_downed))"
+note "link_downed: $ld, after a down/up $(pc ppa0 link_downed) (hw counter $(hw ppa0 link_downed))"
 pp_teardown
 rmmod rdma_rrxe

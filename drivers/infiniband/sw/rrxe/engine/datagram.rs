@@ -101,6 +101,7 @@ pub(super) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     };
     let sent = tx::send(
         &qp.dev.netdev,
+        &qp.dev.stats,
         &mut s.route,
         &ep,
         &bth,
@@ -108,7 +109,6 @@ pub(super) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         len,
         &mut fill,
     );
-    qp.count(Counter::SentPkts);
     let status = match sent {
         Ok(sent) => {
             deliver_sent(qp, sent);

@@ -53,12 +53,14 @@ pub(super) fn run(dev: &Arc<DevCore>) {
                 qp.count(Counter::RcvDropped);
                 continue;
             };
+            let len = copy.len() as u64;
             if let Err(copy) = qp.rx_requests.push(copy) {
                 drop(copy);
                 qp.count(Counter::RcvDropped);
                 continue;
             }
             qp.count(Counter::RcvdPkts);
+            qp.dev.stats.add(Counter::RcvdBytes, len);
             schedule_recv(&qp);
         }
     }

@@ -41,7 +41,6 @@ use crate::qp::{
     send::{SendSide, TimerKind},
     Qp,
 };
-use crate::stats::Counter;
 use crate::tx::{self, TxError};
 
 /// Unacknowledged PSNs an RC requester may have outstanding.
@@ -265,6 +264,7 @@ fn send_one(
     };
     let sent = tx::send(
         &qp.dev.netdev,
+        &qp.dev.stats,
         route,
         ep,
         &bth,
@@ -272,7 +272,6 @@ fn send_one(
         len as usize,
         &mut fill,
     );
-    qp.count(Counter::SentPkts);
     match sent {
         Ok(sent) => deliver_sent(qp, sent),
         Err(TxError::Fill(err)) => {

@@ -148,9 +148,8 @@ fn transmit_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
 fn transmit(qp: &Qp, r: &mut RecvSide, opcode: u8, psn: Psn, ext: &ExtHeaders) {
     let Some(ep) = qp.path.get() else { return };
     let bth = Bth::new(opcode, r.params.dest_qpn, psn).with_pkey(BTH_DEF_PKEY);
-    qp.count(Counter::SentPkts);
     if let Ok(Sent::Loopback(skb)) =
-        tx::send_header_only(&qp.dev.netdev, &mut r.route, &ep, &bth, ext)
+        tx::send_header_only(&qp.dev.netdev, &qp.dev.stats, &mut r.route, &ep, &bth, ext)
     {
         rx::receive(&qp.dev, skb);
     }

@@ -215,12 +215,18 @@ pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
     } else {
         &qp.rx_responses
     };
+    let len = skb.len() as u64;
     if let Err(skb) = queue.push(skb) {
         drop(skb);
         qp.count(Counter::RcvDropped);
         return;
     }
     qp.count(Counter::RcvdPkts);
+    qp.dev.stats.add(Counter::RcvdBytes, len);
+    if !request && queue.len() > 1 {
+        // The completer has not taken the previous response yet.
+        qp.count(Counter::AckDeferred);
+    }
     if request {
         super::schedule_recv(&qp);
     } else {

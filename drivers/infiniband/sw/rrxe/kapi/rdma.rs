@@ -10,6 +10,7 @@ pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod event;
 pub(crate) mod link;
+pub(crate) mod mad;
 pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod qp;

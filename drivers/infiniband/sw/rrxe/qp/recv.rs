@@ -14,11 +14,12 @@ use crate::kapi::net::{route::Route, skb::SkBuff};
 use crate::kapi::rdma::qp::QpAttr;
 use crate::mr::MrState;
 use crate::param;
-use crate::proto::cqe::{wc_opcode, Cqe};
+use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
 use crate::proto::psn::Psn;
 use crate::proto::qp_state::attr;
 use crate::proto::resources::{Resource, Resources};
 use crate::queue::Queue;
+use crate::stats::Counter;
 use crate::wqe::RecvWqe;
 
 /// What `modify_qp` set that the receive side uses.
@@ -192,6 +193,9 @@ impl RecvSide {
     /// Posts `cqe` for the receive queue and retires its WQE; false if the
     /// CQ overran (the QP is in error then).
     pub(crate) fn complete(&mut self, qp: &Qp, cqe: &Cqe, solicited: bool) -> bool {
+        if cqe.status == WcStatus::Success {
+            qp.count(Counter::RdmaRecvs);
+        }
         self.done = self.done.wrapping_add(1);
         if let Some(rq) = &self.rq {
             let _ = rq.publish_consumer(self.done);

@@ -19,8 +19,9 @@ use crate::kapi::rdma::qp::QpAttr;
 use crate::proto::cqe::{wc_opcode, Cqe, WcStatus};
 use crate::proto::psn::Psn;
 use crate::proto::qp_state::attr;
-use crate::proto::wqe::send_flags;
+use crate::proto::wqe::{send_flags, SendOp};
 use crate::queue::Queue;
+use crate::stats::Counter;
 use crate::wqe::SendWqe;
 
 /// Why the QP's timer is set.
@@ -183,6 +184,11 @@ impl SendSide {
     /// error); false if the CQ overran (the QP is in error then).
     pub(crate) fn complete(&self, qp: &Qp, w: &SendWqe, status: WcStatus) -> bool {
         let signaled = qp.init.sq_sig_all || w.hdr.flags & send_flags::SIGNALED != 0;
+        if status == WcStatus::Success
+            && matches!(w.hdr.op, SendOp::Send | SendOp::SendImm | SendOp::SendInv)
+        {
+            qp.count(Counter::RdmaSends);
+        }
         if status == WcStatus::Success && !signaled {
             return true;
         }

@@ -153,6 +153,7 @@ pub(crate) fn reply_step(qp: &Arc<Qp>, r: &mut RecvSide) {
         };
     let sent = tx::send(
         &qp.dev.netdev,
+        &qp.dev.stats,
         &mut r.route,
         &ep,
         &bth,
@@ -160,7 +161,6 @@ pub(crate) fn reply_step(qp: &Arc<Qp>, r: &mut RecvSide) {
         len as usize,
         &mut fill,
     );
-    qp.count(Counter::SentPkts);
     qp.count(Counter::ReadResponses);
     match sent {
         Ok(Sent::Loopback(skb)) => super::rx::receive(&qp.dev, skb),

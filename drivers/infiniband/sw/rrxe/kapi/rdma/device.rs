@@ -194,6 +194,14 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn hw_stat_descs() -> &'static [super::stats::StatDesc];
     /// Current values of those counters, in the same order.
     fn hw_stats(dev: &Device<Self>, values: &mut [u64]);
+    /// `process_mad`: answers the MAD `input` received for `port` into
+    /// `out`; returns `IB_MAD_RESULT_*` bits.
+    fn process_mad(
+        dev: &Device<Self>,
+        port: u32,
+        input: &[u8; super::mad::MAD_SIZE],
+        out: &mut [u8; super::mad::MAD_SIZE],
+    ) -> u32;
     /// Called once, from `dealloc_driver`, just before `T` is dropped.
     fn release(dev: &Device<Self>);
 }

@@ -45,6 +45,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.get_dma_mr = Some(super::mr::get_dma_mr::<T>);
     ops.alloc_hw_port_stats = Some(super::stats::alloc_hw_port_stats::<T>);
     ops.get_hw_stats = Some(super::stats::get_hw_stats::<T>);
+    ops.process_mad = Some(super::mad::process_mad::<T>);
     ops.reg_user_mr = Some(super::mr::reg_user_mr::<T>);
     ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
     ops.alloc_mw = Some(super::mw::alloc_mw::<T>);

@@ -41,6 +41,7 @@ pub mod mw;
 pub mod opcode;
 pub mod packet;
 pub mod path;
+pub mod pma;
 pub mod post;
 pub mod psn;
 pub mod qp_state;
