@@ -8,7 +8,8 @@
 # across drivers both ways (rrxe to rrxe only on debug).  Then teardown
 # with connections open: the client's namespace deleted mid-rping (its
 # device goes with the veth; the server sees the disconnect), rmmod during
-# ucmatose, and rping again after the module is reloaded; then the port
+# ucmatose, a device moved between namespaces in exclusive mode with a
+# connection open, and rping again after the module is reloaded; then the port
 # counters of process_mad agree between the two ends, and link_downed
 # counts a link down.
 . "$RRXE_TOP/tools/testing/vm/pingpong.sh"
@@ -139,6 +140,49 @@ done
 has_ibdev ppa0 && fail "ppa0 still registered after rmmod"
 note "rmmod during ucmatose: done, both ends ended, in $((SECONDS - t0)) s"
 pp_teardown
+
+# Exclusive network namespace mode: devices moved into their netdev's
+# namespace, rping there, then a device moved to another namespace with
+# the connection open: the move finishes (C rxe's stack has a syzbot
+# report of a hang there) and the client sees its device go.
+trap 'rdma system set netns shared 2>/dev/null || true' EXIT
+rdma system set netns exclusive
+modprobe rdma_rrxe
+ip netns add nxA
+ip netns add nxB
+ip netns add nxC
+ip link add vxa netns nxA type veth peer name vxb netns nxB
+pp_netdev_up nxA vxa 10.77.2.1
+pp_netdev_up nxB vxb 10.77.2.2
+ip netns exec nxA rdma link add xa0 type rrxe netdev vxa
+ip netns exec nxB rdma link add xb0 type rrxe netdev vxb
+rdma dev set xa0 netns nxA
+rdma dev set xb0 netns nxB
+[ -z "$(rdma dev show)" ] || fail "exclusive mode: devices still visible in the initial namespace: $(rdma dev show)"
+ip netns exec nxA rdma dev show | grep -q xa0 || fail "exclusive mode: xa0 not in nxA"
+ip netns exec nxA timeout 300 rping -s -a 10.77.2.1 -C 100000 >"$CM_LOG/netns.server" 2>&1 &
+spid=$!
+sleep 1.5
+ip netns exec nxB timeout 300 stdbuf -oL rping -c -v -a 10.77.2.1 -C 100000 >"$CM_LOG/netns.client" 2>&1 &
+cpid=$!
+wait_for 60 grep -qs "ping data: rdma-ping-5:" "$CM_LOG/netns.client" ||
+	fail "exclusive mode: no rping data after 60 s: $(tail -3 "$CM_LOG/netns.client")"
+t0=$SECONDS
+ip netns exec nxB timeout 60 rdma dev set xb0 netns nxC || fail "moving xb0 to nxC with a connection open failed or hung"
+ip netns exec nxC rdma dev show | grep -q xb0 || fail "xb0 not in nxC after the move"
+for ((i = 0; i < 600; i++)); do kill -0 "$cpid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$cpid" 2>/dev/null && fail "rping client still running 60 s after its device moved away"
+wait "$cpid" 2>/dev/null || true
+kill "$spid" 2>/dev/null || true
+wait "$spid" 2>/dev/null || true
+note "exclusive netns: xb0 moved to nxC with rping running in $((SECONDS - t0)) s; the client ended ($(tail -1 "$CM_LOG/netns.client"))"
+ip netns exec nxA rdma link delete xa0
+ip netns exec nxC rdma link delete xb0
+ip netns delete nxA
+ip netns delete nxB
+ip netns delete nxC
+rdma system set netns shared
+trap - EXIT
 
 # Reloaded, it works again.
 pp_setup_pair rrxe rrxe
