@@ -18,7 +18,8 @@ use kernel::{
     bindings, new_mutex,
     prelude::*,
     sync::{
-        atomic::{Acquire, Atomic, Full, Release},
+        atomic::{Acquire, Atomic, Full},
+        barrier::smp_mb,
         Arc, Mutex,
     },
 };
@@ -214,8 +215,12 @@ pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
         return Err(EINVAL);
     }
     // NEXT_COMP wins over SOLICITED if both requests race, as in C rxe.
+    // Full ordering (as `post`'s barrier on the other side): the arm must
+    // be visible before the consumer's next look at the ring, or a
+    // completion appended meanwhile could find the CQ disarmed while the
+    // consumer finds the ring empty, and wait for an event forever.
     if arm == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP {
-        cq.notify.store(arm, Release);
+        cq.notify.xchg(arm, Full);
     } else if arm != 0 {
         let _ = cq.notify.cmpxchg(0, arm, Full);
     }
@@ -258,6 +263,9 @@ impl CqShared {
             self.events.error();
         }
         overrun?;
+        // The completion published (the producer index), then the arm
+        // read: a full barrier between the two (see `req_notify`).
+        smp_mb();
         let armed = self.notify.load(Acquire);
         let fire = armed == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP
             || (solicited && armed == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED);
