@@ -50,6 +50,21 @@ fn append(q: &Queue, build: impl FnOnce(&mut [u8]) -> Result) -> Result {
     q.publish_producer(next)
 }
 
+/// Runs `f` on the `n` SGEs of `sges` gathered into an array on the
+/// stack (at most `MAX_SGE`, the QP limit the callers checked: `EINVAL`
+/// beyond it).
+fn with_sges(
+    sges: impl Iterator<Item = Sge>,
+    n: usize,
+    f: impl FnOnce(&[Sge]) -> Result,
+) -> Result {
+    let mut buf = [Sge::default(); crate::param::MAX_SGE as usize];
+    for (d, s) in buf.iter_mut().zip(sges) {
+        *d = s;
+    }
+    f(buf.get(..n).ok_or(EINVAL)?)
+}
+
 /// `post_send` of one request.
 pub(crate) fn post_send(qp: &Qp, wr: &SendWr<'_, RrxeDev>) -> Result {
     if qp.is_dead() || matches!(qp.state(), QpState::Reset | QpState::Init | QpState::Rtr) {
@@ -88,12 +103,9 @@ pub(crate) fn post_send(qp: &Qp, wr: &SendWr<'_, RrxeDev>) -> Result {
             encode_send(&f, Payload::InlineLen(total), slot).map_err(|_| EINVAL)?;
             wr.copy_inline(inline_area(slot, total).ok_or(EINVAL)?)
         } else {
-            let mut sges = [Sge::default(); crate::param::MAX_SGE as usize];
-            for (d, s) in sges.iter_mut().zip(wr.sges()) {
-                *d = s;
-            }
-            let sges = sges.get(..wr.num_sge()).ok_or(EINVAL)?;
-            encode_send(&f, Payload::Sges(sges), slot).map_err(|_| EINVAL)
+            with_sges(wr.sges(), wr.num_sge(), |sges| {
+                encode_send(&f, Payload::Sges(sges), slot).map_err(|_| EINVAL)
+            })
         }
     })
 }
@@ -110,12 +122,9 @@ pub(crate) fn post_recv(qp: &Qp, wr: &RecvWr<'_>) -> Result {
     let k = qp.kpost.lock();
     let rq = k.rq.as_ref().ok_or(EINVAL)?;
     append(rq, |slot| {
-        let mut sges = [Sge::default(); crate::param::MAX_SGE as usize];
-        for (d, s) in sges.iter_mut().zip(wr.sges()) {
-            *d = s;
-        }
-        let sges = sges.get(..wr.num_sge()).ok_or(EINVAL)?;
-        encode_recv(wr.wr_id, sges, slot).map_err(|_| EINVAL)
+        with_sges(wr.sges(), wr.num_sge(), |sges| {
+            encode_recv(wr.wr_id, sges, slot).map_err(|_| EINVAL)
+        })
     })
 }
 
