@@ -19,6 +19,8 @@ PKGS=(
 	# rdma_cm tools (rping), iproute2 (ip, rdma, ss), ping, tcpdump
 	qemu-system-x86 iproute2 iputils-ping ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest rdma-core python3 python3-pyverbs tcpdump
+	# NVMe over RDMA (kernel host and target in the VM): nvme connect, fio
+	nvme-cli fio
 )
 
 missing_pkgs() {

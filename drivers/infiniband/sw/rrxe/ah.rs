@@ -18,7 +18,7 @@
 use kernel::{prelude::*, sync::Arc};
 
 use crate::kapi::rdma::mr::PdId;
-use crate::kapi::rdma::qp::QpPath;
+use crate::kapi::rdma::qp::{GidNetdev, QpPath};
 use crate::kapi::rdma::udata::UData;
 use crate::kapi::xarray::{RcuRelease, RcuTable};
 use crate::param;
@@ -33,6 +33,8 @@ pub(crate) struct AhState {
     pub(crate) ips: IpPair,
     pub(crate) tclass: u8,
     pub(crate) hop_limit: u8,
+    /// The source GID's netdev.
+    pub(crate) gid_dev: GidNetdev,
     /// As created, for `query_ah`.
     av: QpPath,
 }
@@ -83,6 +85,7 @@ pub(crate) fn create(
             ips,
             tclass: av.traffic_class,
             hop_limit: av.hop_limit,
+            gid_dev: av.gid_dev,
             av: *av,
         },
         gfp,

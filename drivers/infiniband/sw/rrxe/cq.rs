@@ -318,6 +318,7 @@ mod tests {
                 qp_num: 0x11,
                 src_qp: 0,
                 grh: None,
+                vlan: None,
             },
             qp: QpHandle::default(),
         }

@@ -181,10 +181,8 @@ impl Driver for RrxeDev {
         crate::verbs::qp::post_recv(qp, wr)
     }
 
-    fn post_srq_recv(_srq: &Self::Srq, _wr: &crate::kapi::rdma::wr::RecvWr<'_>) -> Result {
-        // Only kernel SRQs take work requests here, and `create_srq`
-        // refuses kernel callers.
-        Err(crate::kapi::eopnotsupp())
+    fn post_srq_recv(srq: &Self::Srq, wr: &crate::kapi::rdma::wr::RecvWr<'_>) -> Result {
+        crate::verbs::post::post_srq_recv(&srq.shared, wr)
     }
 
     fn kick(qp: &Self::Qp, send: bool) {

@@ -90,7 +90,7 @@ fn check_netdev(netdev: &NetDevice) -> Result {
     if netdev.is_vlan() {
         rrxe_ratelimited!(
             pr_err,
-            "rrxe: {}: VLAN devices are not supported, use the real device\n",
+            "rrxe: {}: a VLAN device: bind the device under it (its VLANs' GIDs are used through that)\n",
             netdev.name()
         );
         return Err(EPERM);

@@ -126,10 +126,18 @@ impl PernetExit for RrxePernet {
 pub(crate) struct RrxeRecv;
 
 impl EncapRecv for RrxeRecv {
+    /// A packet that arrived on a VLAN device goes to the device bound to
+    /// the netdev under it (the VLAN's GIDs are in that device's table,
+    /// as C rxe has it), tagged with its VLAN ID for UD completions.
     fn recv(netdev: &NetDevice, mut skb: SkBuff) {
-        let Some(dev) = Device::<RrxeDev>::get_by_netdev(netdev) else {
+        let (vlan, port_dev) = match netdev.vlan() {
+            Some((id, real)) => (Some(id), real),
+            None => (None, netdev),
+        };
+        let Some(dev) = Device::<RrxeDev>::get_by_netdev(port_dev) else {
             return;
         };
+        skb.set_rx_vlan(vlan);
         if skb.push_to_network_header().is_err() {
             dev.core().stats.inc(crate::stats::Counter::RcvDropped);
             return;

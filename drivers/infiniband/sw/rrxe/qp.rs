@@ -344,6 +344,7 @@ impl Qp {
             qp_num: self.qpn,
             src_qp: 0,
             grh: None,
+            vlan: None,
         }
     }
 }

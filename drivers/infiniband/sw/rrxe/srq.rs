@@ -18,6 +18,12 @@
 //! `struct rxe_modify_srq_cmd` points (C rxe's uABI: not in the response),
 //! and librxe maps it while it holds its SRQ lock.  Fewer entries than
 //! those WQEs, or than an armed limit, is `EINVAL`.
+//!
+//! A kernel consumer's SRQ (nvmet-rdma with `use_srq`, for instance) has
+//! a kernel-only ring in the same layout.  Its `post_srq_recv` writes
+//! WQEs there from any context (`verbs/post.rs`) under [`SrqShared`]'s
+//! `kpost` lock, which a resize also holds while it moves the WQEs, so no
+//! request lands in a ring being replaced.
 
 use core::mem::size_of;
 use kernel::{
@@ -30,12 +36,13 @@ use kernel::{
 use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::mr::PdId;
 use crate::kapi::rdma::srq::{SrqAttr, SrqEvents, MODIFY_LIMIT, MODIFY_MAX_WR};
+use crate::kapi::spinlock_irq::SpinLockIrq;
 use crate::kapi::xarray::RcuTable;
 use crate::mr::MrTable;
 use crate::param;
 use crate::queue::{Geometry, Queue};
-use crate::rrxe_ratelimited;
 use crate::wqe::{BadRecv, RecvWqe};
+use crate::{new_spinlock_irq, rrxe_ratelimited};
 
 /// `sizeof(struct ib_sge)` (librxe's receive SGE slots).
 const SGE_SIZE: u32 = 16;
@@ -43,7 +50,7 @@ const SGE_SIZE: u32 = 16;
 /// The ring and what the kernel keeps of it, under the SRQ's lock.
 struct SrqInner {
     /// Taken away when the SRQ is destroyed.
-    queue: Option<Queue>,
+    queue: Option<Arc<Queue>>,
     /// The kernel's consumer index (a running count; user space's copy
     /// is only published).
     consumer: u32,
@@ -60,6 +67,11 @@ pub(crate) struct SrqShared {
     max_sge: u32,
     #[pin]
     inner: Mutex<SrqInner>,
+    /// A kernel consumer's ring (the one in `inner`), which its
+    /// `post_srq_recv` fills from any context; `None` for a user SRQ and
+    /// once the SRQ is destroyed.
+    #[pin]
+    kpost: SpinLockIrq<Option<Arc<Queue>>>,
     events: SrqEvents,
 }
 
@@ -78,18 +90,15 @@ fn bad(what: &str, v: u32) -> Error {
     EINVAL
 }
 
-/// `create_srq` for user SRQs.
+/// `create_srq`: a ring mapped by the user process, or a kernel-only one
+/// for a kernel consumer (`user` is `None`).
 pub(crate) fn create(
     table: &SrqTable,
     pd: PdId,
     attr: &mut SrqAttr,
-    user: Option<UserCaller<'_>>,
+    mut user: Option<UserCaller<'_>>,
     events: SrqEvents,
 ) -> Result<RrxeSrq> {
-    let Some(mut user) = user else {
-        rrxe_ratelimited!(pr_warn, "rrxe: kernel SRQs are not supported\n");
-        return Err(crate::kapi::eopnotsupp());
-    };
     let max_sge = attr.max_sge.max(1);
     if max_sge > param::MAX_SRQ_SGE as u32 {
         return Err(bad("max_sge", attr.max_sge));
@@ -100,15 +109,28 @@ pub(crate) fn create(
     if attr.srq_limit > geo.capacity() {
         return Err(bad("srq_limit", attr.srq_limit));
     }
-    user.udata.require_empty_input()?;
-    let queue = Queue::new(&user.ctx, geo)?;
+    let queue = match &mut user {
+        Some(u) => {
+            u.udata.require_empty_input()?;
+            Queue::new(&u.ctx, geo)?
+        }
+        None => Queue::new_kernel(geo)?,
+    };
+    let queue = Arc::new(queue, GFP_KERNEL)?;
     let slot = table.reserve(param::MIN_SRQ_INDEX as u32, param::MAX_SRQ_INDEX as u32)?;
     let num = slot.index();
-    // struct rxe_create_srq_resp { struct mminfo mi; __u32 srq_num; __u32 reserved; }
-    let mut resp = [0u8; 24];
-    resp[..16].copy_from_slice(&queue.mminfo());
-    resp[16..20].copy_from_slice(&num.to_ne_bytes());
-    user.udata.respond(&resp)?;
+    if let Some(u) = &mut user {
+        // struct rxe_create_srq_resp { struct mminfo mi; __u32 srq_num; __u32 reserved; }
+        let mut resp = [0u8; 24];
+        resp[..16].copy_from_slice(&queue.mminfo());
+        resp[16..20].copy_from_slice(&num.to_ne_bytes());
+        u.udata.respond(&resp)?;
+    }
+    let kpost = if user.is_none() {
+        Some(queue.clone())
+    } else {
+        None
+    };
     let limit = attr.srq_limit;
     let shared = Arc::pin_init(
         pin_init!(SrqShared {
@@ -120,6 +142,7 @@ pub(crate) fn create(
                 limit,
                 capacity: geo.capacity(),
             }),
+            kpost <- new_spinlock_irq!(kpost),
             events,
         }),
         GFP_KERNEL,
@@ -139,16 +162,21 @@ impl RrxeSrq {
         let s = &self.shared;
         let mut g = s.inner.lock();
         if mask & MODIFY_MAX_WR != 0 {
-            let mut user = user.ok_or(EINVAL)?;
-            // struct rxe_modify_srq_cmd { __aligned_u64 mmap_info_addr; }
-            let mut cmd = [0u8; 8];
-            user.udata.read_input(&mut cmd)?;
             let limit = if mask & MODIFY_LIMIT != 0 {
                 attr.srq_limit
             } else {
                 g.limit
             };
-            s.resize(&mut g, attr.max_wr, limit, &user, u64::from_ne_bytes(cmd))?;
+            match user {
+                Some(mut user) => {
+                    // struct rxe_modify_srq_cmd { __aligned_u64 mmap_info_addr; }
+                    let mut cmd = [0u8; 8];
+                    user.udata.read_input(&mut cmd)?;
+                    let mi_addr = u64::from_ne_bytes(cmd);
+                    s.resize(&mut g, attr.max_wr, limit, Some((&user, mi_addr)))?;
+                }
+                None => s.resize(&mut g, attr.max_wr, limit, None)?,
+            }
         }
         if mask & MODIFY_LIMIT != 0 {
             if attr.srq_limit > g.capacity {
@@ -173,45 +201,83 @@ impl RrxeSrq {
     /// `destroy_srq`: the ring's mapping goes now, whoever still holds
     /// the shared part (a QP's task, briefly).
     pub(crate) fn destroy(self, table: &SrqTable) {
+        let kring = self.shared.kpost.lock().take();
+        drop(kring);
         drop(self.shared.inner.lock().queue.take());
         drop(table.remove(self.num, &self.shared));
     }
 }
 
+/// Copies the WQEs of `old` posted since `consumer` to the start of the
+/// empty ring `new` and publishes them there; `EINVAL` (nothing
+/// published) if they do not fit.
+fn move_pending(old: &Queue, consumer: u32, new: &Queue) -> Result {
+    let pending = old.posted_since(consumer)?;
+    if pending > new.mask() {
+        return Err(bad("max_wr below the WQEs posted", pending));
+    }
+    let mut slot = [0u8; 1 << 10];
+    let len = old.slot_size().min(new.slot_size()).min(slot.len());
+    for i in 0..pending {
+        old.read_slot(consumer.wrapping_add(i), &mut slot[..len])?;
+        new.write_slot(i, &slot[..len])?;
+    }
+    new.publish_consumer(0)?;
+    new.publish_producer(pending)
+}
+
 impl SrqShared {
     /// Replaces the ring with one of at least `max_wr` WQEs holding those
-    /// not yet taken; writes its mmap info to user address `mi_addr`.
+    /// not yet taken.  A user SRQ's new ring is mapped by the caller, its
+    /// mmap info written to user address `mi_addr`; a kernel SRQ's (no
+    /// `user`) is kernel-only, and its WQEs move with `post_srq_recv`
+    /// held off.
     fn resize(
         &self,
         g: &mut SrqInner,
         max_wr: u32,
         limit: u32,
-        user: &UserCaller<'_>,
-        mi_addr: u64,
+        user: Option<(&UserCaller<'_>, u64)>,
     ) -> Result {
-        let old = g.queue.as_ref().ok_or(EINVAL)?;
-        let pending = old.posted_since(g.consumer)?;
+        let old = g.queue.clone().ok_or(EINVAL)?;
         let elem = size_of::<bindings::rxe_recv_wqe>() as u32 + self.max_sge * SGE_SIZE;
         let geo = Geometry::new(max_wr, elem, param::MAX_SRQ_WR as u32)
             .map_err(|_| bad("max_wr", max_wr))?;
-        if pending > geo.capacity() || limit > geo.capacity() {
-            return Err(bad("max_wr below the WQEs posted or the limit", max_wr));
+        if limit > geo.capacity() {
+            return Err(bad("srq_limit", limit));
         }
-        let new = Queue::new(&user.ctx, geo)?;
-        let mut slot = [0u8; 1 << 10];
-        let len = old.slot_size().min(slot.len());
-        for i in 0..pending {
-            old.read_slot(g.consumer.wrapping_add(i), &mut slot[..len])?;
-            new.write_slot(i, &slot[..len])?;
+        let new = match user {
+            Some((u, _)) => Queue::new(&u.ctx, geo)?,
+            None if old.is_kernel() => Queue::new_kernel(geo)?,
+            None => return Err(EINVAL),
+        };
+        let new = Arc::new(new, GFP_KERNEL)?;
+        if let Some((_, mi_addr)) = user {
+            move_pending(&old, g.consumer, &new)?;
+            let mut w = UserSlice::new(UserPtr::from_addr(mi_addr as usize), 16).writer();
+            w.write_slice(&new.mminfo())?;
+        } else {
+            let mut k = self.kpost.lock();
+            move_pending(&old, g.consumer, &new)?;
+            *k = Some(new.clone());
         }
-        new.publish_consumer(0)?;
-        new.publish_producer(pending)?;
-        let mut w = UserSlice::new(UserPtr::from_addr(mi_addr as usize), 16).writer();
-        w.write_slice(&new.mminfo())?;
         g.queue = Some(new);
         g.consumer = 0;
         g.capacity = geo.capacity();
         Ok(())
+    }
+
+    /// The SGEs a receive WQE of this SRQ may name.
+    pub(crate) fn max_sge(&self) -> u32 {
+        self.max_sge
+    }
+
+    /// Runs `post` on a kernel SRQ's ring under its `kpost` lock (any
+    /// context: the lock is taken with interrupts off); `EINVAL` for a
+    /// user SRQ or a destroyed one.
+    pub(crate) fn post_kernel(&self, post: impl FnOnce(&Queue) -> Result) -> Result {
+        let k = self.kpost.lock();
+        post(k.as_deref().ok_or(EINVAL)?)
     }
 
     /// Takes the next receive WQE for a message starting now: `None` if
@@ -247,5 +313,45 @@ impl SrqShared {
             self.events.limit_reached();
         }
         Ok(Some(taken))
+    }
+}
+
+#[kernel::macros::kunit_tests(rrxe_srq)]
+mod tests {
+    use super::*;
+
+    /// A kernel ring of `cap` entries with WQEs `ids` posted from
+    /// consumer index `start` on (the consumer published there).
+    fn ring(cap: u32, start: u32, ids: &[u64]) -> Result<Queue> {
+        let q = Queue::new_kernel(Geometry::new(cap, 64, 64)?)?;
+        for (i, id) in ids.iter().enumerate() {
+            q.write_slot(start.wrapping_add(i as u32), &id.to_ne_bytes())?;
+        }
+        q.publish_consumer(start)?;
+        q.publish_producer(start.wrapping_add(ids.len() as u32))?;
+        Ok(q)
+    }
+
+    #[test]
+    fn a_resize_keeps_the_posted_wqes_in_order() -> Result {
+        // 7 entries (8 slots), consumer at 6: the WQEs wrap around.
+        let old = ring(7, 6, &[10, 11, 12, 13])?;
+        let new = Queue::new_kernel(Geometry::new(15, 64, 64)?)?;
+        move_pending(&old, 6, &new)?;
+        assert_eq!(new.posted_since(0)?, 4);
+        for i in 0..4u32 {
+            assert_eq!(new.wr_id(i), 10 + u64::from(i));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_resize_below_the_posted_wqes_is_refused() -> Result {
+        let old = ring(7, 0, &[1, 2, 3, 4])?;
+        let small = Queue::new_kernel(Geometry::new(3, 64, 64)?)?;
+        assert_eq!(move_pending(&old, 0, &small), Err(EINVAL));
+        // Nothing was published in the ring that stays empty.
+        assert_eq!(small.posted_since(0)?, 0);
+        Ok(())
     }
 }

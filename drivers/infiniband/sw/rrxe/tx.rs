@@ -78,21 +78,26 @@ fn ip_udp_len(ips: &IpPair) -> usize {
 }
 
 /// The route to use for `ep`: the cached one if still valid and for the
-/// same addresses (a path migration changes them), else a new lookup
-/// (cached).
+/// same addresses and interface (a path migration changes them), else a
+/// new lookup (cached) out of the source GID's netdev (`netdev` itself
+/// if the path does not name one).
 fn route<'a>(
     cache: &'a mut Option<Route>,
     netdev: &NetDevice,
     ep: &Endpoints,
 ) -> Result<&'a Route> {
+    let oif = match ep.gid_dev.ifindex {
+        0 => netdev.ifindex(),
+        i => i,
+    };
     if cache
         .as_ref()
-        .is_some_and(|r| r.pair() != &ep.ips || !r.is_valid())
+        .is_some_and(|r| r.pair() != &ep.ips || r.oif() != oif || !r.is_valid())
     {
         *cache = None;
     }
     if cache.is_none() {
-        let r = Route::lookup(netdev, &ep.ips).inspect_err(|e| {
+        let r = Route::lookup(netdev.net(), oif, &ep.ips).inspect_err(|e| {
             rrxe_ratelimited!(
                 pr_warn,
                 "rrxe: {}: no route: error {}\n",
@@ -175,7 +180,10 @@ pub(crate) fn send<E>(
     };
     if r.is_loopback() {
         count_sent();
-        return Ok(Sent::Loopback(pkt.into_skb()));
+        let mut skb = pkt.into_skb();
+        // As received on the source GID's netdev.
+        skb.set_rx_vlan(ep.gid_dev.vlan);
+        return Ok(Sent::Loopback(skb));
     }
     // A drop by the stack is a lost packet: the protocol recovers it.
     match pkt.send(r, netdev) {

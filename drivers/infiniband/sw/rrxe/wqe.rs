@@ -148,6 +148,7 @@ fn failed_send(wr_id: u64, status: WcStatus) -> SendWqe {
         bind: Default::default(),
         flush: Default::default(),
         ud: Default::default(),
+        reg: Default::default(),
     };
     SendWqe {
         hdr,

@@ -15,61 +15,7 @@
 . "$RRXE_TOP/tools/testing/vm/pingpong.sh"
 . "$RRXE_TOP/tools/testing/vm/perftest.sh"
 
-CM_LOG=/tmp/rdma-cm
-mkdir -p "$CM_LOG"
-CM_N=0
-
-# cm_pair NAME SERVER_CMD -- CLIENT_CMD: the server in ppA, then the client
-# in ppB; both must exit 0 within 90 s.  perftest's clock calibration can
-# fail under TCG ("Correlation coefficient r^2 < 0.9", see perftest.sh):
-# that side then exits without the closing handshake and its peer waits;
-# such a run is repeated (up to PT_CALIBRATION_TRIES times, said on
-# stderr).
-cm_pair() {
-	local name=$1 try
-	shift
-	for ((try = 1; ; try++)); do
-		cm_pair_once "$name" "$@" && return 0
-		grep -qs 'Correlation coefficient' "$CM_LOG/$CM_N-$name".* || break
-		((try < PT_CALIBRATION_TRIES)) || break
-		echo "cm_pair: $name: perftest's clock calibration failed (try $try), repeating" >&2
-	done
-	sed 's/^/  # client: /' "$CM_LOG/$CM_N-$name.client" | tail -8
-	sed 's/^/  # server: /' "$CM_LOG/$CM_N-$name.server" | tail -8
-	fail "$name ($PP_LABEL): $CM_WHY"
-}
-
-cm_pair_once() {
-	local name=$1 i
-	shift
-	local srv=() cli=()
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cli=("$@")
-	CM_N=$((CM_N + 1))
-	local so="$CM_LOG/$CM_N-$name.server" co="$CM_LOG/$CM_N-$name.client" spid src=0 crc=0
-	ip netns exec ppA timeout 90 "${srv[@]}" >"$so" 2>&1 &
-	spid=$!
-	# rdma_cm servers listen on no TCP port: give the listener a moment,
-	# or wait until the server prints CM_READY (an ERE) if that is set.
-	sleep 1.5
-	if [ -n "${CM_READY:-}" ]; then
-		for ((i = 0; i < 300; i++)); do
-			grep -Eqs -- "$CM_READY" "$so" && break
-			kill -0 "$spid" 2>/dev/null || break
-			sleep 0.1
-		done
-	fi
-	ip netns exec ppB timeout 90 "${cli[@]}" >"$co" 2>&1 || crc=$?
-	if [ $crc != 0 ]; then
-		for ((i = 0; i < 50; i++)); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
-		kill "$spid" 2>/dev/null || true
-	fi
-	wait "$spid" || src=$?
-	CM_WHY="client exit $crc, server exit $src"
-	[ $crc = 0 ] && [ $src = 0 ] || return 1
-	note "$name $PP_LABEL: ok ($(grep -v '^-*$' "$co" | tail -1 | tr -s ' \t' ' '))"
-}
+. "$RRXE_TOP/tools/testing/vm/rdma_cm.sh"
 
 pairs=("rrxe rrxe" "rxe rrxe" "rrxe rxe")
 if debug_quick; then

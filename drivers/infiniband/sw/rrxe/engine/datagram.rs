@@ -82,6 +82,7 @@ pub(super) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         tclass: ah.tclass,
         hop_limit: ah.hop_limit,
         timeout: 0,
+        gid_dev: ah.gid_dev,
     };
     let mut ext = ExtHeaders {
         deth: Some(Deth::new(dest.qkey(s.params.qkey), qp.qpn)),

@@ -218,6 +218,7 @@ fn finish_recv(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>, opcode: u32, byte_le
             qp_num: qp.qpn,
             src_qp: r.params.dest_qpn,
             grh: None,
+            vlan: None,
         };
         r.complete(qp, &cqe, pkt.bth().se());
     }
@@ -528,6 +529,7 @@ fn fail_request(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
             qp_num: qp.qpn,
             src_qp: r.params.dest_qpn,
             grh: None,
+            vlan: None,
         };
         r.complete(qp, &cqe, false);
     }

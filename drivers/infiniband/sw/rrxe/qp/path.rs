@@ -17,6 +17,7 @@ use kernel::sync::{
     barrier::{smp_rmb, smp_wmb},
 };
 
+use crate::kapi::rdma::qp::GidNetdev;
 use crate::proto::path::IpPair;
 
 /// Where a QP's packets go, and how they are marked.
@@ -32,14 +33,20 @@ pub(crate) struct Endpoints {
     /// Local ACK timeout exponent (IBTA; 0: none): `timeout`, or
     /// `alt_timeout` for the alternate path.
     pub(crate) timeout: u8,
+    /// The source GID's netdev: packets leave through it (a VLAN device
+    /// tags them), and a packet delivered to this host without the
+    /// network arrives as if on it.
+    pub(crate) gid_dev: GidNetdev,
 }
 
-/// Words: 0 = flags (bit 0 set, bit 1 IPv6) | sport << 16, 1 = tclass |
-/// hop_limit << 8 | timeout << 16, 2..6 = source address, 6..10 = destination address
-/// (IPv4 in the first word of each).
-const WORDS: usize = 10;
+/// Words: 0 = flags (bit 0 set, bit 1 IPv6, bit 2 VLAN) | sport << 16,
+/// 1 = tclass | hop_limit << 8 | timeout << 16, 2..6 = source address,
+/// 6..10 = destination address (IPv4 in the first word of each),
+/// 10 = ifindex, 11 = VLAN ID.
+const WORDS: usize = 12;
 const SET: u32 = 1;
 const V6: u32 = 2;
+const VLAN: u32 = 4;
 
 /// The path, readable from any context.
 pub(crate) struct PathCell {
@@ -63,6 +70,11 @@ fn pack(ep: &Endpoints) -> [u32; WORDS] {
         }
     }
     w[0] |= u32::from(ep.sport) << 16;
+    w[10] = ep.gid_dev.ifindex as u32;
+    if let Some(id) = ep.gid_dev.vlan {
+        w[0] |= VLAN;
+        w[11] = u32::from(id);
+    }
     w[1] = u32::from(ep.tclass) | (u32::from(ep.hop_limit) << 8) | (u32::from(ep.timeout) << 16);
     for (i, c) in addr.chunks_exact(4).enumerate() {
         w[2 + i] = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
@@ -96,6 +108,10 @@ fn unpack(w: &[u32; WORDS]) -> Option<Endpoints> {
         tclass: w[1] as u8,
         hop_limit: (w[1] >> 8) as u8,
         timeout: (w[1] >> 16) as u8,
+        gid_dev: GidNetdev {
+            ifindex: w[10] as i32,
+            vlan: (w[0] & VLAN != 0).then_some(w[11] as u16),
+        },
     })
 }
 
@@ -159,6 +175,7 @@ mod tests {
             tclass: 0xb8,
             hop_limit: 17,
             timeout: 14,
+            gid_dev: GidNetdev::default(),
         };
         c.set(Some(&v4));
         assert_eq!(c.get(), Some(v4));
@@ -174,6 +191,10 @@ mod tests {
             tclass: 0,
             hop_limit: 255,
             timeout: 31,
+            gid_dev: GidNetdev {
+                ifindex: 7,
+                vlan: Some(4094),
+            },
         };
         c.set(Some(&v6));
         assert_eq!(c.get(), Some(v6));

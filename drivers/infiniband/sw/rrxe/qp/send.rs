@@ -205,6 +205,7 @@ impl SendSide {
             qp_num: qp.qpn,
             src_qp: 0,
             grh: None,
+            vlan: None,
         };
         qp.post_cqe(&qp.scq, &cqe, false)
     }

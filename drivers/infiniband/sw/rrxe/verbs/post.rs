@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Work requests of kernel consumers (the MAD layer, the connection
-//! manager, ULPs): `post_send` and `post_recv` write each request into
-//! the QP's kernel ring in the uABI layout librxe uses
+//! manager, ULPs): `post_send`, `post_recv` and `post_srq_recv` write each
+//! request into the QP's (or SRQ's) kernel ring in the uABI layout librxe uses
 //! (`proto::post`), publish the producer index, and kick the engine,
 //! which then reads, checks and runs it exactly as a user WQE.  There is
 //! no second data path.
@@ -30,6 +30,7 @@ use crate::proto::qp_state::QpState;
 use crate::proto::wqe::{send_flags, Sge};
 use crate::qp::Qp;
 use crate::queue::Queue;
+use crate::srq::SrqShared;
 
 /// The largest send WQE slot (header and the largest inline area, as a
 /// power of two); the WQE is built on the stack, then copied in.
@@ -81,6 +82,7 @@ pub(crate) fn post_send(qp: &Qp, wr: &SendWr<'_, RrxeDev>) -> Result {
         compare_add: wr.compare_add,
         swap: wr.swap,
         ud: None,
+        reg: None,
     };
     if let Some(ud) = &wr.ud {
         f.ud = Some((ud.remote_qpn, ud.remote_qkey, ud.ah.num()));
@@ -124,6 +126,21 @@ pub(crate) fn post_recv(qp: &Qp, wr: &RecvWr<'_>) -> Result {
     append(rq, |slot| {
         with_sges(wr.sges(), wr.num_sge(), |sges| {
             encode_recv(wr.wr_id, sges, slot).map_err(|_| EINVAL)
+        })
+    })
+}
+
+/// `post_srq_recv` of one request into a kernel SRQ's ring; its WQEs are
+/// taken when messages arrive, so nothing is kicked.
+pub(crate) fn post_srq_recv(srq: &SrqShared, wr: &RecvWr<'_>) -> Result {
+    if wr.num_sge() > srq.max_sge() as usize {
+        return Err(EINVAL);
+    }
+    srq.post_kernel(|q| {
+        append(q, |slot| {
+            with_sges(wr.sges(), wr.num_sge(), |sges| {
+                encode_recv(wr.wr_id, sges, slot).map_err(|_| EINVAL)
+            })
         })
     })
 }

@@ -234,6 +234,7 @@ fn endpoints(qpn: u32, path: &crate::kapi::rdma::qp::QpPath, timeout: u8) -> Opt
         tclass: path.traffic_class,
         hop_limit: path.hop_limit,
         timeout,
+        gid_dev: path.gid_dev,
     })
 }
 

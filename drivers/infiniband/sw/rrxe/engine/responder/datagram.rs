@@ -82,6 +82,7 @@ pub(super) fn receive(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &P
         qp_num: qp.qpn,
         src_qp: deth.src_qpn(),
         grh: Some(net),
+        vlan: rx.skb().rx_vlan(),
     };
     r.complete(qp, &cqe, pkt.bth().se());
 }

@@ -132,6 +132,36 @@ impl NetDevice {
         unsafe { bindings::is_vlan_dev(self.as_raw()) }
     }
 
+    /// For a VLAN device, its VLAN ID and the device at the bottom of its
+    /// stack of VLANs (`vlan_dev_real_dev`: the device an rrxe device is
+    /// bound to); `None` for any other device.  The real device lives as
+    /// long as the VLAN device on it (it holds a reference).
+    pub(crate) fn vlan(&self) -> Option<(u16, &NetDevice)> {
+        if !self.is_vlan() {
+            return None;
+        }
+        // SAFETY: Live VLAN device (checked above); both functions only
+        // read its private part.
+        let (id, real) = unsafe {
+            (
+                bindings::vlan_dev_vlan_id(self.as_raw()),
+                bindings::vlan_dev_real_dev(self.as_raw()),
+            )
+        };
+        if real.is_null() {
+            return None;
+        }
+        // SAFETY: The real device outlives the VLAN device on it, which
+        // outlives `&self`.
+        Some((id, unsafe { NetDevice::from_raw(real) }))
+    }
+
+    /// The interface index.
+    pub(crate) fn ifindex(&self) -> i32 {
+        // SAFETY: Live device; a plain read of a field set at registration.
+        unsafe { (*self.as_raw()).ifindex }
+    }
+
     /// `IFF_UP` is set (administratively up).
     pub(crate) fn is_admin_up(&self) -> bool {
         // SAFETY: Live device; `netif_get_flags` only reads.

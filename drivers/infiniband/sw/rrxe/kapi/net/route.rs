@@ -15,6 +15,7 @@ use kernel::{bindings, error::from_err_ptr, prelude::*};
 
 use super::netdev::NetDevice;
 use super::skb::SkBuff;
+use super::udp_tunnel::Net;
 use crate::proto::path::IpPair;
 
 const IPPROTO_UDP: u8 = 17;
@@ -33,6 +34,8 @@ pub(crate) struct Route {
     cookie: u32,
     /// The addresses it was looked up for.
     pair: IpPair,
+    /// The interface it was bound to.
+    oif: i32,
 }
 
 // SAFETY: A dst reference may be dropped and checked from any context.
@@ -41,11 +44,10 @@ unsafe impl Send for Route {}
 unsafe impl Sync for Route {}
 
 impl Route {
-    /// Looks up the route from `pair.saddr` to `pair.daddr` out of `netdev`.
-    pub(crate) fn lookup(netdev: &NetDevice, pair: &IpPair) -> Result<Self> {
-        let net = netdev.net().as_raw();
-        // SAFETY: The device is live (borrowed).
-        let oif = unsafe { (*netdev.as_raw()).ifindex };
+    /// Looks up the route in `net` from `pair.saddr` to `pair.daddr` out
+    /// of interface `oif` (the port's netdev, or a VLAN device on it).
+    pub(crate) fn lookup(net: &Net, oif: i32, pair: &IpPair) -> Result<Self> {
+        let net = net.as_raw();
         match pair {
             IpPair::V4 { saddr, daddr } => {
                 // SAFETY: All-zeroes is a valid flow (wildcards).
@@ -64,6 +66,7 @@ impl Route {
                     v6: false,
                     cookie: 0,
                     pair: *pair,
+                    oif,
                 })
             }
             IpPair::V6 { saddr, daddr } => {
@@ -92,6 +95,7 @@ impl Route {
                     v6: true,
                     cookie,
                     pair: *pair,
+                    oif,
                 })
             }
         }
@@ -100,6 +104,11 @@ impl Route {
     /// The addresses the route was looked up for.
     pub(crate) fn pair(&self) -> &IpPair {
         &self.pair
+    }
+
+    /// The interface it was looked up for.
+    pub(crate) fn oif(&self) -> i32 {
+        self.oif
     }
 
     /// The route is still current (`dst_check`): no route, address or

@@ -14,6 +14,9 @@
 use core::ptr::NonNull;
 use kernel::{bindings, prelude::*};
 
+/// The flag of [`SkBuff::set_rx_vlan`]'s word: a VLAN ID is in its low bits.
+const RX_VLAN_SET: u32 = 1 << 16;
+
 /// An owned `struct sk_buff`.
 pub(crate) struct SkBuff(NonNull<bindings::sk_buff>);
 
@@ -99,6 +102,26 @@ impl SkBuff {
                 core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len())
             })
         }
+    }
+
+    /// Tags a received skb with the VLAN ID of the VLAN device it arrived
+    /// on (`None`: not a VLAN device), kept in the skb's control buffer
+    /// (`cb`, which belongs to the layer holding the skb: the driver, from
+    /// the UDP tunnel's hand-over on) for completions made later, when the
+    /// device may be gone.  [`SkBuff::rx_vlan`] reads it back; a clone
+    /// copies it.
+    pub(crate) fn set_rx_vlan(&mut self, vlan: Option<u16>) {
+        let word = vlan.map_or(0u32, |id| RX_VLAN_SET | u32::from(id));
+        // SAFETY: Valid skb we own; `cb` is 48 bytes, at least 4-aligned.
+        unsafe { (*self.as_raw()).cb.as_mut_ptr().cast::<u32>().write(word) };
+    }
+
+    /// The VLAN ID [`SkBuff::set_rx_vlan`] recorded.
+    pub(crate) fn rx_vlan(&self) -> Option<u16> {
+        // SAFETY: Valid skb; `set_rx_vlan` wrote the word when the driver
+        // took the skb (the receive hand-over always does).
+        let word = unsafe { (*self.as_raw()).cb.as_ptr().cast::<u32>().read() };
+        (word & RX_VLAN_SET != 0).then_some(word as u16)
     }
 
     /// Marks the current data start as the network (IP) header.

@@ -57,6 +57,10 @@ impl KernelWc {
         wc.port_num = 1;
         wc.smac = [0; 6];
         wc.vlan_id = 0xffff;
+        if let Some(id) = c.vlan {
+            flags |= bindings::ib_wc_flags_IB_WC_WITH_VLAN;
+            wc.vlan_id = id;
+        }
         wc.network_hdr_type = 0;
         if let Some(net) = c.grh {
             flags |= WC_GRH | bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE;

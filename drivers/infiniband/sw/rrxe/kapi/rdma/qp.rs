@@ -80,6 +80,45 @@ pub(crate) struct QpPath {
     pub(crate) port_num: u32,
     /// Resolved by ib_core (`ib_resolve_eth_dmac`) before the driver sees it.
     pub(crate) dmac: [u8; 6],
+    /// The source GID's netdev (the port's netdev, or a VLAN device on
+    /// it), out of which packets leave.  ib_core holds the GID, and through
+    /// it the netdev, while a QP or AH uses the path.
+    pub(crate) gid_dev: GidNetdev,
+}
+
+/// What the driver needs of a GID's netdev.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GidNetdev {
+    /// Its interface index; 0 if unknown (no GID attribute).
+    pub(crate) ifindex: i32,
+    /// Its VLAN ID, if it is a VLAN device.
+    pub(crate) vlan: Option<u16>,
+}
+
+impl GidNetdev {
+    /// The netdev of GID attribute `attr`.
+    ///
+    /// # Safety
+    ///
+    /// `attr` is a GID attribute ib_core holds referenced for the call.
+    unsafe fn of_gid(attr: *const bindings::ib_gid_attr) -> Self {
+        let _rcu = kernel::sync::rcu::read_lock();
+        // SAFETY: `attr` is referenced (the function's contract), and the
+        // RCU read lock its netdev pointer needs is held.
+        let nd = unsafe { bindings::rdma_read_gid_attr_ndev_rcu(attr) };
+        match kernel::error::from_err_ptr(nd) {
+            Ok(p) if !p.is_null() => {
+                // SAFETY: The netdev returned stays valid until the RCU
+                // read lock is released, after this use.
+                let nd = unsafe { crate::kapi::net::netdev::NetDevice::from_raw(p) };
+                Self {
+                    ifindex: nd.ifindex(),
+                    vlan: nd.vlan().map(|(id, _)| id),
+                }
+            }
+            _ => Self::default(),
+        }
+    }
 }
 
 impl QpPath {
@@ -88,12 +127,14 @@ impl QpPath {
         // RoCE devices (the only kind this abstraction serves); the GID is
         // plain bytes under any member.
         let (dmac, dgid) = unsafe { (ah.__bindgen_anon_1.roce.dmac, ah.grh.dgid.raw) };
-        let sgid = if ah.grh.sgid_attr.is_null() {
-            [0; 16]
+        let (sgid, gid_dev) = if ah.grh.sgid_attr.is_null() {
+            ([0; 16], GidNetdev::default())
         } else {
             // SAFETY: ib_core holds the GID attribute referenced for the
             // duration of the modify call.
-            unsafe { (*ah.grh.sgid_attr).gid.raw }
+            let gid = unsafe { (*ah.grh.sgid_attr).gid.raw };
+            // SAFETY: As above.
+            (gid, unsafe { GidNetdev::of_gid(ah.grh.sgid_attr) })
         };
         Self {
             dgid,
@@ -106,6 +147,7 @@ impl QpPath {
             static_rate: ah.static_rate,
             port_num: ah.port_num,
             dmac,
+            gid_dev,
         }
     }
 

@@ -62,6 +62,8 @@ pub mod wc_opcode {
     pub const FLUSH: u32 = 8;
     /// ATOMIC WRITE completed.
     pub const ATOMIC_WRITE: u32 = 9;
+    /// A fast registration completed (`IB_WC_REG_MR`; kernel CQs only).
+    pub const REG_MR: u32 = 10;
     /// A SEND was received.
     pub const RECV: u32 = 128;
     /// An RDMA WRITE with immediate consumed a receive.
@@ -112,6 +114,10 @@ pub struct Cqe {
     /// UD receive: the buffer starts with the 40-byte GRH (`IB_WC_GRH`),
     /// the image of this network header.
     pub grh: Option<NetHdr>,
+    /// UD receive: the VLAN ID of the VLAN device the datagram arrived on
+    /// (kernel consumers: `IB_WC_WITH_VLAN`, which ib_core needs to find
+    /// the GID to answer from; the uverbs completion has no such field).
+    pub vlan: Option<u16>,
 }
 
 impl Cqe {
@@ -154,6 +160,7 @@ mod tests {
             qp_num: 0x11,
             src_qp: 0x12,
             grh: None,
+            vlan: None,
         };
         let b = c.encode();
         assert_eq!(u64::from_ne_bytes(b[0..8].try_into().unwrap()), c.wr_id);
@@ -185,6 +192,7 @@ mod tests {
         );
         let grh = Cqe {
             grh: Some(NetHdr::Ipv6),
+            vlan: Some(42),
             ..c
         }
         .encode();

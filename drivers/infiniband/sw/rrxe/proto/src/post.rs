@@ -37,6 +37,8 @@ pub struct SendFields {
     /// UD: destination QP, Q_Key and address handle number (then the
     /// RDMA and atomic fields are unused: they share the union).
     pub ud: Option<(u32, u32, u32)>,
+    /// REG_MR: the registration (the union's other fields unused).
+    pub reg: Option<super::wqe::RegReq>,
 }
 
 /// The payload of a send work request.
@@ -100,6 +102,10 @@ pub fn encode_send(f: &SendFields, payload: Payload<'_>, slot: &mut [u8]) -> Res
         put32(slot, 24, qpn);
         put32(slot, 28, qkey);
         put32(slot, 36, ah);
+    } else if let Some(r) = f.reg {
+        put64(slot, super::wqe::REG_MR_FIELD, u64::from(r.mr_index));
+        put32(slot, super::wqe::REG_KEY, r.key);
+        put32(slot, super::wqe::REG_ACCESS, r.access);
     } else {
         put64(slot, 24, f.remote_addr);
         // `wr.rdma.rkey` follows the address; `wr.atomic` has the two
@@ -190,6 +196,32 @@ mod tests {
         assert_eq!(send_sge(&slot, 1), Some(SGES[1]));
         // The decoder's limits still apply.
         assert!(decode_send(&slot, 1, 0).is_err());
+    }
+
+    #[test]
+    fn a_fast_registration_round_trips() {
+        let mut slot = [0xa5u8; 256];
+        let reg = super::super::wqe::RegReq {
+            mr_index: 0x12_3456,
+            key: 0x12_3456_7f,
+            access: 7,
+        };
+        let f = SendFields {
+            wr_id: 9,
+            opcode: wr::REG_MR,
+            flags: send_flags::SIGNALED,
+            reg: Some(reg),
+            ..Default::default()
+        };
+        encode_send(&f, Payload::Sges(&[]), &mut slot).unwrap();
+        let h = decode_send(&slot, 0, 0).unwrap();
+        assert_eq!(
+            (h.op, h.reg, h.num_sge, h.length),
+            (SendOp::RegMr, reg, 0, 0)
+        );
+        // An MR field that is no table index decodes to none (0).
+        slot[24..32].copy_from_slice(&u64::MAX.to_ne_bytes());
+        assert_eq!(decode_send(&slot, 0, 0).unwrap().reg.mr_index, 0);
     }
 
     #[test]

@@ -51,6 +51,9 @@ pub mod wr {
     pub const FLUSH: u32 = 14;
     /// ATOMIC WRITE (8 bytes, `ibv_wr_atomic_write`).
     pub const ATOMIC_WRITE: u32 = 15;
+    /// Fast registration of a region (`IB_WR_REG_MR`): kernel consumers
+    /// only; librxe has no such opcode.
+    pub const REG_MR: u32 = 0x20;
 }
 
 /// `IBV_SEND_*` flags.
@@ -95,6 +98,8 @@ pub enum SendOp {
     LocalInv,
     /// Bind a memory window (no packet).
     BindMw,
+    /// Fast registration of a region (no packet; kernel QPs only).
+    RegMr,
     /// FLUSH: makes earlier placements at the responder visible (or
     /// persistent), acknowledged by an empty READ response.
     Flush,
@@ -116,6 +121,7 @@ impl SendOp {
             wr::LOCAL_INV => Some(Self::LocalInv),
             wr::BIND_MW => Some(Self::BindMw),
             wr::FLUSH => Some(Self::Flush),
+            wr::REG_MR => Some(Self::RegMr),
             _ => None,
         }
     }
@@ -137,7 +143,7 @@ impl SendOp {
 
     /// Carried out by the requester itself, without a packet.
     pub const fn is_local(self) -> bool {
-        matches!(self, Self::LocalInv | Self::BindMw)
+        matches!(self, Self::LocalInv | Self::BindMw | Self::RegMr)
     }
 
     /// An RDMA READ.
@@ -182,6 +188,7 @@ impl SendOp {
             Self::Send | Self::SendImm | Self::SendInv => wc_opcode::SEND,
             Self::LocalInv => wc_opcode::LOCAL_INV,
             Self::BindMw => wc_opcode::BIND_MW,
+            Self::RegMr => wc_opcode::REG_MR,
             Self::Read => wc_opcode::RDMA_READ,
             Self::CompareSwap => wc_opcode::COMP_SWAP,
             Self::FetchAdd => wc_opcode::FETCH_ADD,
@@ -255,7 +262,28 @@ pub struct SendWqeHdr {
     pub flush: FlushReq,
     /// UD: where the datagram goes (`wr.ud`; meaningless on RC/UC).
     pub ud: UdDest,
+    /// REG_MR: the registration (zero for other operations).
+    pub reg: RegReq,
 }
+
+/// A fast registration, in the kernel's `wr.reg` of `struct
+/// rxe_send_wr` (not uABI: C rxe keeps an `ib_mr` pointer there; rrxe's
+/// post path writes the region's table index instead, so nothing in a
+/// ring is ever dereferenced).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegReq {
+    /// The region's index in the MR table (`key >> 8`).
+    pub mr_index: u32,
+    /// The key the registration takes (lkey and rkey).
+    pub key: u32,
+    /// `IB_ACCESS_*` rights.
+    pub access: u32,
+}
+
+/// Offsets in `struct rxe_send_wr` of `wr.reg`'s fields.
+pub(crate) const REG_MR_FIELD: usize = 24;
+pub(crate) const REG_KEY: usize = 32;
+pub(crate) const REG_ACCESS: usize = 36;
 
 /// The destination of a UD send (`wr.ud` of `struct rxe_send_wr`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -376,6 +404,7 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
     let room = b.len() - SEND_WQE_HDR;
     let mut bind = MwBind::default();
     let mut flush = FlushReq::default();
+    let mut reg = RegReq::default();
     let (num_sge, length) = if op == SendOp::Flush {
         // No payload: the length of the range to flush is `dma.length`.
         flush = FlushReq {
@@ -394,6 +423,15 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         // No payload; a bind carries its request in `wr.mw`.
         if op == SendOp::BindMw {
             bind = MwBind::decode(b).ok_or(err(WqeError::Truncated))?;
+        }
+        if op == SendOp::RegMr {
+            let mr = u64_at(b, REG_MR_FIELD).ok_or(err(WqeError::Truncated))?;
+            reg = RegReq {
+                // Not an index (0 is none): the lookup fails.
+                mr_index: u32::try_from(mr).unwrap_or(0),
+                key: u32_at(b, REG_KEY).ok_or(err(WqeError::Truncated))?,
+                access: u32_at(b, REG_ACCESS).ok_or(err(WqeError::Truncated))?,
+            };
         }
         (0, 0)
     } else if op == SendOp::AtomicWrite {
@@ -430,6 +468,7 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         bind,
         flush,
         ud,
+        reg,
     })
 }
 
