@@ -241,6 +241,18 @@ impl Driver for RrxeDev {
         Ok((mr, key))
     }
 
+    const MAX_FAST_REG_PAGES: u32 = crate::param::MAX_FAST_REG_PAGES;
+
+    fn alloc_fast_mr(
+        dev: &Device<Self>,
+        pd: crate::kapi::rdma::mr::PdId,
+        pages: kernel::sync::Arc<crate::kapi::rdma::fast_reg::FastPages>,
+    ) -> Result<(Self::Mr, u32)> {
+        let mr = dev.core.mrs.alloc_fast(pd, pages)?;
+        let key = mr.state_key();
+        Ok((mr, key))
+    }
+
     fn get_dma_mr(
         dev: &Device<Self>,
         pd: crate::kapi::rdma::mr::PdId,
@@ -449,9 +461,13 @@ mod tests {
     fn caps_claim_no_unimplemented_features() {
         let caps = param::device_caps(1);
         assert_eq!(caps.atomic_cap, bindings::ib_atomic_cap_IB_ATOMIC_HCA);
-        // Fast registration (kernel verbs) is not implemented yet.
+        // Fast registration is claimed with its page-list limit; persistent
+        // FLUSH (no persistent memory handling) and ODP are not.
         let mme = bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;
-        assert_eq!(caps.device_cap_flags & mme, 0);
+        assert_ne!(caps.device_cap_flags & mme, 0);
+        assert_eq!(caps.max_fast_reg_page_list_len, param::MAX_FAST_REG_PAGES);
+        let persistent = bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT as u64;
+        assert_eq!(caps.device_cap_flags & persistent, 0);
         assert_ne!(
             caps.kernel_cap_flags & u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
             0

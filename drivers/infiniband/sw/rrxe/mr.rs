@@ -14,6 +14,15 @@
 //! has returned nothing lands in or is read from the region, whatever
 //! message is still open, and the pages are unpinned at once.
 //!
+//! A fast-registration region (`alloc_mr`, kernel consumers) is in the
+//! table from allocation on, Free; each REG_MR work request publishes a
+//! new [`MrState`] for its registration (key, address, length, rights) in
+//! place of the previous one (which goes after an RCU grace period), and
+//! a local or remote invalidation ends it.  The registration's memory
+//! checks, under the region's lock, that it is still the current one
+//! (`kapi/rdma/fast_reg.rs`): a WQE or a WRITE that resolved its key
+//! before an invalidation gets nothing from the old pages after it.
+//!
 //! A region with memory windows bound to it cannot be deregistered
 //! (IBTA; `EINVAL`, as on C rxe): a bind counts itself in the
 //! region ([`MrState::hold_window`]) and deregistration succeeds only
@@ -30,9 +39,14 @@ use kernel::{
 };
 
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
+use crate::kapi::rdma::fast_reg::{FastPages, FastRegError, Registered};
 use crate::kapi::rdma::mr::{Atomic64Op, MrMemory, PdId};
-use crate::kapi::{random, xarray::RcuTable};
+use crate::kapi::{
+    random,
+    xarray::{RcuRelease, RcuTable},
+};
 use crate::param;
+use crate::proto::wqe::RegReq;
 
 /// One registered region.
 #[pin_data]
@@ -133,6 +147,10 @@ impl MrState {
         need: u32,
     ) -> core::result::Result<usize, AccessError> {
         if self.pd != pd {
+            return Err(AccessError::Key);
+        }
+        // An invalidated fast registration (or a Free region).
+        if !self.mem.try_access().is_some_and(|m| m.is_current()) {
             return Err(AccessError::Key);
         }
         if self.access & need != need {
@@ -285,14 +303,124 @@ impl MrTable {
     /// unpinned before this returns.  `EINVAL`, and nothing changes, while
     /// memory windows are bound to it.  May sleep.
     pub(crate) fn deregister(&self, mr: &RrxeMr) -> Result {
-        if mr.state.windows.cmpxchg(0, DEREGISTERED, Relaxed).is_err() {
+        // A fast-registration region: its current registration is what
+        // the table holds.
+        let cur = match self.fast_pages(&mr.state) {
+            Some(_) => self.table.get(index(mr.state.key)).ok_or(EINVAL)?,
+            None => mr.state.clone(),
+        };
+        if cur.windows.cmpxchg(0, DEREGISTERED, Relaxed).is_err() {
             return Err(EINVAL);
         }
-        drop(self.table.remove(index(mr.state.key), &mr.state));
-        mr.state.mem.revoke();
+        drop(self.table.remove(index(cur.key), &cur));
+        if let Some(pages) = self.fast_pages(&cur) {
+            pages.invalidate();
+            mr.state.mem.revoke();
+        }
+        cur.mem.revoke();
+        Ok(())
+    }
+
+    /// The block lists of a fast-registration region's state.
+    fn fast_pages(&self, s: &MrState) -> Option<Arc<FastPages>> {
+        s.mem.try_access().and_then(|m| m.fast_pages().cloned())
+    }
+
+    /// `alloc_mr`: a fast-registration region in `pd` whose mappings
+    /// `pages` holds, Free.  May sleep.
+    pub(crate) fn alloc_fast(&self, pd: PdId, pages: Arc<FastPages>) -> Result<RrxeMr> {
+        let free = Registered {
+            gen: 0,
+            iova: 0,
+            len: 0,
+        };
+        self.register(MrMemory::fast(pages, &free)?, pd, 0, 0, 0)
+    }
+
+    /// REG_MR posted on a kernel QP in `pd`: the region `req` names takes
+    /// the blocks its last `map_mr_sg` listed, with `req`'s key and
+    /// rights.  The error is the reason it fails (the region must be Free,
+    /// in `pd`, and the key's index its own).  Sleeps to allocate.
+    pub(crate) fn fast_register(
+        &self,
+        req: &RegReq,
+        pd: PdId,
+    ) -> core::result::Result<(), &'static str> {
+        let cur = self.table.get(req.mr_index).ok_or("unknown region")?;
+        let pages = self
+            .fast_pages(&cur)
+            .ok_or("not a fast-registration region")?;
+        if cur.pd != pd {
+            return Err("region in another PD than the QP");
+        }
+        if index(req.key) != req.mr_index {
+            return Err("key of another region");
+        }
+        if req.access & !FAST_REG_ACCESS != 0 {
+            return Err("rights a fast registration cannot grant");
+        }
+        if req.access & (REMOTE_WRITE | REMOTE_ATOMIC) != 0 && req.access & LOCAL_WRITE == 0 {
+            // IBTA: remote write or atomic rights need local write.
+            return Err("remote write without local write");
+        }
+        let rel = RcuRelease::new(GFP_KERNEL).map_err(|_| "out of memory")?;
+        let reg = pages.register().map_err(|e| match e {
+            FastRegError::NotFree => "region not Free (registered already)",
+            FastRegError::NotMapped => "no map_mr_sg before the registration",
+        })?;
+        let state = MrMemory::fast(pages.clone(), &reg).and_then(|mem| {
+            Arc::pin_init(
+                pin_init!(MrState {
+                    mem <- Revocable::new(mem),
+                    pd,
+                    iova: reg.iova,
+                    length: reg.len,
+                    access: req.access,
+                    key: req.key,
+                    windows: Atomic::new(0),
+                }),
+                GFP_KERNEL,
+            )
+        });
+        let placed = match state {
+            Ok(state) => self
+                .table
+                .replace_nosleep(req.mr_index, &cur, state, rel)
+                .map_err(|_| "region deregistered or changed meanwhile"),
+            Err(_) => Err("out of memory"),
+        };
+        if placed.is_err() {
+            pages.invalidate();
+        }
+        placed
+    }
+
+    /// Invalidates the fast registration `key` names, for a QP in `pd`
+    /// (LOCAL_INV, or a SEND with Invalidate): the region becomes Free and
+    /// no access through the registration happens once this returns.  The
+    /// error is the reason it fails.  Any context.
+    pub(crate) fn invalidate_fast(
+        &self,
+        key: u32,
+        pd: PdId,
+    ) -> core::result::Result<(), &'static str> {
+        let cur = self.lookup(key).ok_or("unknown region or stale key")?;
+        let pages = self
+            .fast_pages(&cur)
+            .ok_or("not a fast-registration region (only those can be invalidated)")?;
+        if cur.pd != pd {
+            return Err("region in another PD than the QP");
+        }
+        if cur.windows.load(Relaxed) != 0 {
+            return Err("memory windows are bound to the region");
+        }
+        pages.invalidate();
         Ok(())
     }
 }
+
+/// The rights a fast registration may grant.
+const FAST_REG_ACCESS: u32 = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND;
 
 /// Access flags rrxe refuses: on-demand paging is not claimed.
 pub(crate) const UNSUPPORTED_ACCESS: u32 = bindings::ib_access_flags_IB_ACCESS_ON_DEMAND;

@@ -73,9 +73,9 @@ pub(crate) const PORT_CAP_CM_SUP: u32 = 1 << 16;
 /// `IB_MGMT_MAD_SIZE`: a 256-byte MAD.
 pub(crate) const MAX_MAD_SIZE: u32 = 256;
 
-/// Device capability bits rrxe can honour now.  C rxe also claims
-/// memory-management extensions (fast registration) and persistent FLUSH; rrxe claims each with the verbs that implement it
-/// (persistent FLUSH needs persistent memory, which rrxe does not handle).
+/// Device capability bits rrxe honours.  C rxe also claims persistent
+/// FLUSH, which needs persistent memory, which rrxe does not handle.
+/// (C rxe's `CHANGE_PHY_PORT` does not apply to a one-port device.)
 const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_AUTO_PATH_MIG as u64
@@ -89,8 +89,14 @@ const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_C
     | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B as u64
+    // Fast registration (alloc_mr, map_mr_sg, REG_MR, LOCAL_INV, SEND
+    // with Invalidate of a region) for kernel consumers.
+    | bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL as u64
     | bindings::ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE as u64;
+
+/// The most blocks a fast-registration region may have (C rxe's value).
+pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
 
 /// What `query_device` reports for a device whose system image GUID is
 /// `sys_image_guid`.
@@ -130,7 +136,7 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_srq: MAX_SRQ_INDEX - MIN_SRQ_INDEX,
         max_srq_wr: MAX_SRQ_WR,
         max_srq_sge: MAX_SRQ_SGE,
-        max_fast_reg_page_list_len: 512,
+        max_fast_reg_page_list_len: MAX_FAST_REG_PAGES,
         max_pkeys: 64,
         local_ca_ack_delay: 15,
         ..DeviceCaps::default()

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The send queue's local operations, which send no packet: binding a
-//! memory window (BIND_MW, also what `ibv_bind_mw` posts) and invalidating
-//! one (LOCAL_INV).  The requester carries one out when it is the oldest
-//! WQE not retired, so it takes effect after everything posted before it
-//! (for LOCAL_INV, the local invalidate fence IBTA describes; C rxe fences
-//! it the same way), and it completes at once, in order.  A bind that
-//! fails completes with `IB_WC_MW_BIND_ERR`, a local invalidate with
-//! `IB_WC_LOC_QP_OP_ERR`; either puts the QP in the error state first.
+//! memory window (BIND_MW, also what `ibv_bind_mw` posts), invalidating a
+//! window or a fast-registration region (LOCAL_INV), and registering a
+//! region (REG_MR, kernel QPs only: librxe has no such opcode, and a user
+//! ring that holds it gets an error completion).  The requester carries
+//! one out when it is the oldest WQE not retired, so it takes effect after
+//! everything posted before it (for LOCAL_INV, the local invalidate fence
+//! IBTA describes; C rxe fences it the same way), and it completes at
+//! once, in order.  A bind that fails completes with `IB_WC_MW_BIND_ERR`,
+//! a local invalidate or a registration with `IB_WC_LOC_QP_OP_ERR`; each
+//! puts the QP in the error state first.
 
 use kernel::sync::Arc;
 
 use super::fail_head;
 use super::send::Step;
+use crate::mw::is_window_key;
 use crate::proto::cqe::WcStatus;
 use crate::proto::wqe::SendOp;
 use crate::qp::{send::SendSide, Qp};
@@ -28,18 +32,33 @@ pub(super) fn execute(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         SendOp::BindMw => mws
             .bind(&qp.dev.mrs, qp.ident, qp.init.pd, &w.hdr.bind)
             .map_err(|why| (WcStatus::MwBindErr, why)),
-        SendOp::LocalInv => mws
+        SendOp::LocalInv if is_window_key(w.hdr.invalidate_rkey()) => mws
             .invalidate(w.hdr.invalidate_rkey(), qp.init.pd, None)
+            .map_err(|why| (WcStatus::LocQpOpErr, why)),
+        SendOp::LocalInv => qp
+            .dev
+            .mrs
+            .invalidate_fast(w.hdr.invalidate_rkey(), qp.init.pd)
+            .map_err(|why| (WcStatus::LocQpOpErr, why)),
+        SendOp::RegMr if !s.sq.as_ref().is_some_and(|q| q.is_kernel()) => {
+            Err((WcStatus::LocQpOpErr, "REG_MR on a user QP"))
+        }
+        SendOp::RegMr => qp
+            .dev
+            .mrs
+            .fast_register(&w.hdr.reg, qp.init.pd)
             .map_err(|why| (WcStatus::LocQpOpErr, why)),
         _ => Err((WcStatus::LocQpOpErr, "not a local operation")),
     };
     match res {
         Ok(()) => {
-            qp.count(if w.hdr.op == SendOp::BindMw {
-                Counter::MwBinds
-            } else {
-                Counter::MwInvalidations
-            });
+            match w.hdr.op {
+                SendOp::BindMw => qp.count(Counter::MwBinds),
+                SendOp::LocalInv if is_window_key(w.hdr.invalidate_rkey()) => {
+                    qp.count(Counter::MwInvalidations)
+                }
+                _ => {}
+            }
             s.retire_head(qp, WcStatus::Success);
         }
         Err((status, why)) => {

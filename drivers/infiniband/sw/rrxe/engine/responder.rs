@@ -263,19 +263,25 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Re
 }
 
 /// SEND with Invalidate: invalidates the memory window `rkey` (a type 2
-/// window in the QP's PD, bound through this QP).  A failure completes the
-/// receive WQE with `IB_WC_REM_INV_REQ_ERR` and puts the QP in the error
-/// state; the requester still gets its ACK, since the message itself was
+/// window in the QP's PD, bound through this QP) or the fast registration
+/// it names (a region in the QP's PD).  A failure completes the receive
+/// WQE with `IB_WC_REM_INV_REQ_ERR` and puts the QP in the error state;
+/// the requester still gets its ACK, since the message itself was
 /// received (IBTA class J, as on C rxe).
 fn invalidate(qp: &Qp, rkey: u32) -> Result<(), Outcome> {
-    qp.dev
-        .mws
-        .invalidate(rkey, qp.init.pd, Some(qp.ident))
-        .map_err(|why| Outcome::Unacknowledged {
-            status: WcStatus::RemInvReqErr,
-            why,
-        })?;
-    qp.count(Counter::MwInvalidations);
+    let window = crate::mw::is_window_key(rkey);
+    let res = if window {
+        qp.dev.mws.invalidate(rkey, qp.init.pd, Some(qp.ident))
+    } else {
+        qp.dev.mrs.invalidate_fast(rkey, qp.init.pd)
+    };
+    res.map_err(|why| Outcome::Unacknowledged {
+        status: WcStatus::RemInvReqErr,
+        why,
+    })?;
+    if window {
+        qp.count(Counter::MwInvalidations);
+    }
     Ok(())
 }
 

@@ -9,6 +9,7 @@ pub(crate) mod attr;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod event;
+pub(crate) mod fast_reg;
 pub(crate) mod link;
 pub(crate) mod mad;
 pub(crate) mod mr;

@@ -263,11 +263,54 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         if old != want {
             return;
         }
-        let mut cell = rel.0;
         // SAFETY: `old` was the table's entry for `obj`, produced by
-        // `into_foreign` and no longer reachable from the table: its
-        // reference moves into the cell exactly once.
-        cell.obj = Some(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(old.cast()) });
+        // `into_foreign` and no longer reachable from the table.
+        unsafe { self.release_after_grace_period(old, rel) };
+    }
+
+    /// Puts `new` at `index` in place of `old`, if `old` is the object
+    /// there (else `new` comes back); the table's reference to `old` is
+    /// dropped after an RCU grace period, from `rel`'s callback.  Does not
+    /// sleep or allocate (any context).
+    pub(crate) fn replace_nosleep(
+        &self,
+        index: u32,
+        old: &Arc<T>,
+        new: Arc<T>,
+        rel: RcuRelease<T>,
+    ) -> core::result::Result<(), Arc<T>> {
+        let want = old.clone().into_foreign();
+        // SAFETY: `want` was produced by `into_foreign` just above.
+        drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(want) });
+        let p = new.into_foreign();
+        let found = self.with_lock(|xa| {
+            // SAFETY: Valid xarray, lock held; replaces the entry with `p`
+            // only if it is `old`'s (an existing slot: no allocation, GFP
+            // 0).  On success `p` is owned by the table (invariant).
+            unsafe { bindings::__xa_cmpxchg(xa, index as usize, want, p.cast(), 0) }
+        });
+        if found != want {
+            // SAFETY: `p` came from `into_foreign` above and was not
+            // stored: the reference comes back exactly once.
+            return Err(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(p) });
+        }
+        // SAFETY: `found` was the table's entry for `old`, produced by
+        // `into_foreign` and no longer reachable from the table.
+        unsafe { self.release_after_grace_period(found, rel) };
+        Ok(())
+    }
+
+    /// Drops the table's former reference `entry` from an RCU callback.
+    ///
+    /// # Safety
+    ///
+    /// `entry` was an entry of this table (from `Arc::into_foreign`) that
+    /// no longer is: its reference is the caller's to give away, once.
+    unsafe fn release_after_grace_period(&self, entry: *mut core::ffi::c_void, rel: RcuRelease<T>) {
+        let mut cell = rel.0;
+        // SAFETY: Per the function's contract, the reference moves into the
+        // cell exactly once.
+        cell.obj = Some(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(entry.cast()) });
         self.deferred.store(true, Relaxed);
         let cell = KBox::into_raw(cell);
         // SAFETY: `cell` is a live allocation leaked just above; its head

@@ -27,7 +27,7 @@ use crate::engine;
 use crate::kapi::rdma::wr::{RecvWr, SendWr};
 use crate::proto::post::{encode_recv, encode_send, inline_area, Payload, SendFields};
 use crate::proto::qp_state::QpState;
-use crate::proto::wqe::{send_flags, Sge};
+use crate::proto::wqe::{send_flags, RegReq, Sge};
 use crate::qp::Qp;
 use crate::queue::Queue;
 use crate::srq::SrqShared;
@@ -86,6 +86,14 @@ pub(crate) fn post_send(qp: &Qp, wr: &SendWr<'_, RrxeDev>) -> Result {
     };
     if let Some(ud) = &wr.ud {
         f.ud = Some((ud.remote_qpn, ud.remote_qkey, ud.ah.num()));
+    }
+    if let Some(r) = &wr.reg {
+        // The region's table index, not a pointer (`proto::wqe::RegReq`).
+        f.reg = Some(RegReq {
+            mr_index: crate::mr::index(r.mr.state_key()),
+            key: r.key,
+            access: r.access,
+        });
     }
     let inline = wr.flags & send_flags::INLINE != 0;
     if !inline && wr.num_sge() > caps.max_send_sge as usize {

@@ -126,6 +126,16 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// `get_dma_mr` (kernel consumers): an MR over all of their memory,
     /// with `IB_ACCESS_*` `access`; returns it with its key.
     fn get_dma_mr(dev: &Device<Self>, pd: super::mr::PdId, access: u32) -> Result<(Self::Mr, u32)>;
+    /// The most blocks a fast-registration region may have
+    /// (`max_fast_reg_page_list_len`).
+    const MAX_FAST_REG_PAGES: u32;
+    /// `alloc_mr` (kernel consumers): a fast-registration region in `pd`
+    /// whose mappings `pages` holds, Free; returns it with its key.
+    fn alloc_fast_mr(
+        dev: &Device<Self>,
+        pd: super::mr::PdId,
+        pages: kernel::sync::Arc<super::fast_reg::FastPages>,
+    ) -> Result<(Self::Mr, u32)>;
     /// `dereg_mr`: deregisters the MR; on success ib_core forgets it and
     /// its data is dropped.  An error (memory windows still bound) leaves
     /// the MR registered.

@@ -27,10 +27,12 @@ use kernel::{
     ffi::c_int,
     prelude::*,
     sync::atomic::{Atomic, Full},
+    sync::Arc,
     types::Opaque,
 };
 
 use super::device::{Device, Driver};
+use super::fast_reg::{FastPages, Registered};
 use super::udata::UData;
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
 
@@ -49,15 +51,27 @@ impl PdId {
 const PAGE_SIZE: usize = 1 << bindings::PAGE_SHIFT;
 
 /// The memory of a region: user memory pinned by ib_core
-/// (`ib_umem_get`, released on drop), or the kernel's direct map
-/// (`umem` null, no pages, `len` covers every address).
+/// (`ib_umem_get`, released on drop), the kernel's direct map (`len`
+/// covers every address), or one registration of a fast-registration
+/// region (`fast_reg.rs`).
 pub(crate) struct MrMemory {
-    umem: Option<NonNull<bindings::ib_umem>>,
-    /// The pinned pages, in order; the region starts at `first_offset` in
-    /// the first one.
-    pages: KVVec<NonNull<bindings::page>>,
-    first_offset: usize,
+    backing: Backing,
     len: usize,
+}
+
+/// Where a region's bytes are.
+enum Backing {
+    /// Pinned user memory: the umem and its pages, in order; the region
+    /// starts at `first_offset` in the first one.
+    Pinned {
+        umem: NonNull<bindings::ib_umem>,
+        pages: KVVec<NonNull<bindings::page>>,
+        first_offset: usize,
+    },
+    /// The kernel's direct map (offsets are addresses).
+    Direct,
+    /// Registration `gen` of a fast-registration region.
+    Fast { pages: Arc<FastPages>, gen: u64 },
 }
 
 // SAFETY: An `ib_umem` is immutable after pinning and may be released from
@@ -90,9 +104,11 @@ impl MrMemory {
         })?;
         let umem = NonNull::new(umem).ok_or(ENOMEM)?;
         let mut this = Self {
-            umem: Some(umem),
-            pages: KVVec::new(),
-            first_offset: 0,
+            backing: Backing::Pinned {
+                umem,
+                pages: KVVec::new(),
+                first_offset: 0,
+            },
             len,
         };
         this.collect_pages()?;
@@ -103,21 +119,56 @@ impl MrMemory {
     /// docs): offsets are kernel virtual addresses.
     pub(crate) fn kernel_direct() -> Self {
         Self {
-            umem: None,
-            pages: KVVec::new(),
-            first_offset: 0,
+            backing: Backing::Direct,
             len: usize::MAX,
+        }
+    }
+
+    /// Registration `reg` of the fast-registration region `pages`.
+    pub(crate) fn fast(pages: Arc<FastPages>, reg: &Registered) -> Result<Self> {
+        Ok(Self {
+            backing: Backing::Fast {
+                pages,
+                gen: reg.gen,
+            },
+            len: usize::try_from(reg.len).map_err(|_| EINVAL)?,
+        })
+    }
+
+    /// The fast-registration region this is a registration of.
+    pub(crate) fn fast_pages(&self) -> Option<&Arc<FastPages>> {
+        match &self.backing {
+            Backing::Fast { pages, .. } => Some(pages),
+            _ => None,
+        }
+    }
+
+    /// Whether the memory may still be accessed: false for a
+    /// fast-registration region's registration that was invalidated.
+    pub(crate) fn is_current(&self) -> bool {
+        match &self.backing {
+            Backing::Fast { pages, gen } => pages.is_current(*gen),
+            _ => true,
         }
     }
 
     /// Lists the pinned pages from the umem's scatterlist with the
     /// kernel's page iterator (right on every memory model).
     fn collect_pages(&mut self) -> Result {
-        let u = self.umem.ok_or(EINVAL)?.as_ptr();
+        let len = self.len;
+        let Backing::Pinned {
+            umem,
+            pages,
+            first_offset,
+        } = &mut self.backing
+        else {
+            return Err(EINVAL);
+        };
+        let u = umem.as_ptr();
         // SAFETY: The umem is pinned and immutable; `address` is plain data.
-        self.first_offset = (unsafe { (*u).address } as usize) & (PAGE_SIZE - 1);
-        let need = (self.first_offset + self.len).div_ceil(PAGE_SIZE);
-        self.pages.reserve(need, GFP_KERNEL)?;
+        *first_offset = (unsafe { (*u).address } as usize) & (PAGE_SIZE - 1);
+        let need = (*first_offset + len).div_ceil(PAGE_SIZE);
+        pages.reserve(need, GFP_KERNEL)?;
         // SAFETY: As above; the table was built by `ib_umem_get` and lives
         // as long as the umem.
         let (sgl, nents) = unsafe { ((*u).sgt_append.sgt.sgl, (*u).sgt_append.sgt.orig_nents) };
@@ -126,7 +177,7 @@ impl MrMemory {
         // SAFETY: `sgl` is a valid list of `nents` entries for the umem's
         // lifetime, which covers this loop.
         unsafe { bindings::__sg_page_iter_start(&mut it, sgl, nents, 0) };
-        while self.pages.len() < need {
+        while pages.len() < need {
             // SAFETY: The iterator was started on a live table above.
             if !unsafe { bindings::__sg_page_iter_next(&mut it) } {
                 break;
@@ -134,17 +185,18 @@ impl MrMemory {
             // SAFETY: `__sg_page_iter_next` returned true: the iterator is
             // on a page of the table.
             let page = unsafe { bindings::sg_page_iter_page(&mut it) };
-            self.pages
-                .push(NonNull::new(page).ok_or(EFAULT)?, GFP_KERNEL)?;
+            pages.push(NonNull::new(page).ok_or(EFAULT)?, GFP_KERNEL)?;
         }
-        if self.pages.len() != need {
+        if pages.len() != need {
             return Err(EFAULT);
         }
         Ok(())
     }
 
     /// Runs `f` on each piece of `[off, off + len)`, page by page, with the
-    /// piece mapped; `EFAULT` if the range is outside the region.
+    /// piece mapped; `EFAULT` if the range is outside the region (or, for
+    /// a fast registration, if it was invalidated: `f` then runs under
+    /// its lock, see `fast_reg.rs`).  `f` must not sleep.
     fn for_each_piece(
         &self,
         off: usize,
@@ -155,23 +207,36 @@ impl MrMemory {
         if end > self.len {
             return Err(EFAULT);
         }
-        if self.umem.is_none() {
-            if len == 0 {
+        let (pages, first_offset) = match &self.backing {
+            Backing::Pinned {
+                pages,
+                first_offset,
+                ..
+            } => (pages, *first_offset),
+            Backing::Direct => {
+                if len == 0 {
+                    return Ok(());
+                }
+                super::wr::check_direct_map(off as u64, len).map_err(|_| EFAULT)?;
+                // A kernel consumer's buffer, in the direct map (checked):
+                // used in place, as one piece.
+                f(off as *mut u8, 0, len);
                 return Ok(());
             }
-            super::wr::check_direct_map(off as u64, len).map_err(|_| EFAULT)?;
-            // A kernel consumer's buffer, in the direct map (checked): used
-            // in place, as one piece.
-            f(off as *mut u8, 0, len);
-            return Ok(());
-        }
+            Backing::Fast { pages, gen } => {
+                // Blocks of the direct map, checked when they were listed.
+                return pages.for_each_piece(*gen, off as u64, len as u64, |addr, done, n| {
+                    f(addr as usize as *mut u8, done, n)
+                });
+            }
+        };
         let mut pos = off;
         let mut done = 0;
         while done < len {
-            let abs = self.first_offset + pos;
+            let abs = first_offset + pos;
             let (pg, in_pg) = (abs / PAGE_SIZE, abs % PAGE_SIZE);
             let n = (PAGE_SIZE - in_pg).min(len - done);
-            let page = self.pages[pg];
+            let page = *pages.get(pg).ok_or(EFAULT)?;
             // SAFETY: The page is pinned while `self` lives; the local
             // mapping is undone right after use, in LIFO order.
             unsafe {
@@ -271,19 +336,39 @@ impl MrMemory {
         if end > self.len {
             return Err(EFAULT);
         }
-        let abs = self.first_offset + off;
+        let (pages, first_offset) = match &self.backing {
+            Backing::Pinned {
+                pages,
+                first_offset,
+                ..
+            } => (pages, *first_offset),
+            Backing::Direct | Backing::Fast { .. } => {
+                // Kernel memory: one piece (8 aligned bytes never straddle
+                // a block).
+                let mut old = Err(EFAULT);
+                self.for_each_piece(off, 8, |p, _, n| {
+                    old = if n != 8 || (p as usize) % 8 != 0 {
+                        Err(EINVAL)
+                    } else {
+                        // SAFETY: `p` is 8 aligned, in the direct map
+                        // (checked), valid while the consumer's request is
+                        // outstanding (for a fast registration: under its
+                        // lock, while current).
+                        Ok(atomic_op(
+                            unsafe { Atomic::<i64>::from_ptr(p.cast::<i64>()) },
+                            op,
+                        ))
+                    };
+                })?;
+                return old;
+            }
+        };
+        let abs = first_offset + off;
         let (pg, in_pg) = (abs / PAGE_SIZE, abs % PAGE_SIZE);
         if in_pg % 8 != 0 {
             return Err(EINVAL);
         }
-        if self.umem.is_none() {
-            super::wr::check_direct_map(off as u64, 8).map_err(|_| EFAULT)?;
-            // SAFETY: A kernel consumer's 8-aligned value in the direct map
-            // (checked), valid while its request is outstanding.
-            let a = unsafe { Atomic::<i64>::from_ptr(off as *mut i64) };
-            return Ok(atomic_op(a, op));
-        }
-        let page = self.pages[pg];
+        let page = *pages.get(pg).ok_or(EFAULT)?;
         // SAFETY: The page is pinned while `self` lives; the mapping is
         // undone below, before this function returns.
         let va = unsafe { bindings::kmap_local_page(page.as_ptr()) }.cast::<u8>();
@@ -318,7 +403,7 @@ fn atomic_op(a: &Atomic<i64>, op: Atomic64Op) -> u64 {
 
 impl Drop for MrMemory {
     fn drop(&mut self) {
-        if let Some(umem) = self.umem {
+        if let Backing::Pinned { umem, .. } = self.backing {
             // SAFETY: We own the pin; nothing uses the umem after this.
             unsafe { bindings::ib_umem_release(umem.as_ptr()) };
         }
@@ -330,6 +415,31 @@ impl Drop for MrMemory {
 struct MrObj<T: Driver> {
     ib: Opaque<bindings::ib_mr>,
     data: T::Mr,
+    /// A fast-registration region's block lists (`alloc_mr`).
+    fast: Option<Arc<FastPages>>,
+}
+
+/// The block lists of MR `mr`, if it is a fast-registration region.
+///
+/// # Safety
+///
+/// `mr` is a live MR of driver `T` (made by `reg_user_mr`, `get_dma_mr`
+/// or `alloc_mr`), and stays live for `'a`.
+pub(super) unsafe fn fast_pages<'a, T: Driver>(mr: *mut bindings::ib_mr) -> Option<&'a FastPages> {
+    let obj = mr.cast::<MrObj<T>>();
+    // SAFETY: Per the function's contract, `mr` heads an `MrObj<T>`.
+    unsafe { (*obj).fast.as_deref() }
+}
+
+/// The driver data of MR `mr`.
+///
+/// # Safety
+///
+/// As for [`fast_pages`].
+pub(super) unsafe fn data<'a, T: Driver>(mr: *mut bindings::ib_mr) -> &'a T::Mr {
+    let obj = mr.cast::<MrObj<T>>();
+    // SAFETY: Per the function's contract, `mr` heads an `MrObj<T>`.
+    unsafe { &(*obj).data }
 }
 
 /// `reg_user_mr`.
@@ -359,7 +469,7 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
             access as u32,
             udata,
         )?;
-        new_mr_obj::<T>(data, key)
+        new_mr_obj::<T>(data, key, None)
     })();
     match res {
         Ok(p) => p,
@@ -369,13 +479,18 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
 
 /// Allocates the MR object for `data` with `key` as lkey and rkey; ib_core
 /// takes the pointer and hands it back to `dereg_mr`.
-fn new_mr_obj<T: Driver>(data: T::Mr, key: u32) -> Result<*mut bindings::ib_mr> {
+fn new_mr_obj<T: Driver>(
+    data: T::Mr,
+    key: u32,
+    fast: Option<Arc<FastPages>>,
+) -> Result<*mut bindings::ib_mr> {
     let obj = KBox::new(
         MrObj::<T> {
             // SAFETY: All-zeroes is a valid `ib_mr`; ib_core fills in the
             // rest after we return.
             ib: Opaque::new(unsafe { core::mem::zeroed() }),
             data,
+            fast,
         },
         GFP_KERNEL,
     )?;
@@ -402,7 +517,38 @@ pub(super) unsafe extern "C" fn get_dma_mr<T: Driver>(
     // SAFETY: ib_core's contract: a live PD whose device is ours.
     let dev = unsafe { Device::<T>::from_raw((*pd).device) };
     let res = T::get_dma_mr(dev, PdId::from_raw(pd), access as u32)
-        .and_then(|(data, key)| new_mr_obj::<T>(data, key));
+        .and_then(|(data, key)| new_mr_obj::<T>(data, key, None));
+    match res {
+        Ok(p) => p,
+        Err(e) => e.to_ptr(),
+    }
+}
+
+/// `alloc_mr`: a fast-registration region (`IB_MR_TYPE_MEM_REG` only)
+/// with room for `max_num_sg` blocks, Free.
+///
+/// # Safety
+///
+/// Only called by ib_core (`ib_alloc_mr`, kernel callers) with a live PD
+/// of our device.
+pub(super) unsafe extern "C" fn alloc_mr<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    mr_type: bindings::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut bindings::ib_mr {
+    // SAFETY: ib_core's contract: a live PD whose device is ours.
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+    let res = (|| {
+        if mr_type != bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
+            return Err(crate::kapi::eopnotsupp());
+        }
+        if max_num_sg == 0 || max_num_sg > T::MAX_FAST_REG_PAGES {
+            return Err(EINVAL);
+        }
+        let pages = FastPages::new(max_num_sg as usize)?;
+        let (data, key) = T::alloc_fast_mr(dev, PdId::from_raw(pd), pages.clone())?;
+        new_mr_obj::<T>(data, key, Some(pages))
+    })();
     match res {
         Ok(p) => p,
         Err(e) => e.to_ptr(),

@@ -45,7 +45,18 @@ pub(crate) struct SendWr<'a, T: Driver> {
     pub(crate) swap: u64,
     /// UD and GSI QPs: the destination.
     pub(crate) ud: Option<UdWr<'a, T>>,
+    /// `IB_WR_REG_MR`: the registration.
+    pub(crate) reg: Option<RegWr<'a, T>>,
     sges: &'a [bindings::ib_sge],
+}
+
+/// A fast registration (`struct ib_reg_wr`): region `mr` gets key `key`
+/// and rights `access` for the blocks `map_mr_sg` listed.
+pub(crate) struct RegWr<'a, T: Driver> {
+    pub(crate) mr: &'a T::Mr,
+    pub(crate) key: u32,
+    /// `IB_ACCESS_*`.
+    pub(crate) access: u32,
 }
 
 /// `struct ib_sge` as the protocol core's SGE.
@@ -100,6 +111,7 @@ impl<'a, T: Driver> SendWr<'a, T> {
             compare_add: 0,
             swap: 0,
             ud: None,
+            reg: None,
             sges,
         };
         let ptr: *const bindings::ib_send_wr = wr;
@@ -139,6 +151,25 @@ impl<'a, T: Driver> SendWr<'a, T> {
             | bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM
             | bindings::ib_wr_opcode_IB_WR_SEND_WITH_INV
             | bindings::ib_wr_opcode_IB_WR_LOCAL_INV => {}
+            bindings::ib_wr_opcode_IB_WR_REG_MR => {
+                // SAFETY: REG_MR comes in an `ib_reg_wr`.
+                let r = unsafe { &*ptr.cast::<bindings::ib_reg_wr>() };
+                if r.mr.is_null() {
+                    return Err(EINVAL);
+                }
+                // SAFETY: ib_core's contract: an MR of ours, live while the
+                // request is posted.
+                let pages = unsafe { super::mr::fast_pages::<T>(r.mr) }.ok_or(EINVAL)?;
+                // The consumer may have rebased the address after mapping.
+                // SAFETY: As above; a plain field.
+                pages.stage_iova(unsafe { (*r.mr).iova });
+                out.reg = Some(RegWr {
+                    // SAFETY: As above.
+                    mr: unsafe { super::mr::data::<T>(r.mr) },
+                    key: r.key,
+                    access: r.access as u32,
+                });
+            }
             _ => return Err(EINVAL),
         }
         Ok(out)
