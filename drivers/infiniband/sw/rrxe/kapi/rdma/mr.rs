@@ -351,13 +351,10 @@ impl MrMemory {
                         Err(EINVAL)
                     } else {
                         // SAFETY: `p` is 8 aligned, in the direct map
-                        // (checked), valid while the consumer's request is
-                        // outstanding (for a fast registration: under its
-                        // lock, while current).
-                        Ok(atomic_op(
-                            unsafe { Atomic::<i64>::from_ptr(p.cast::<i64>()) },
-                            op,
-                        ))
+                        // (checked), live while the consumer's request is
+                        // outstanding (fast registrations: locked, current).
+                        let a = unsafe { Atomic::<i64>::from_ptr(p.cast::<i64>()) };
+                        Ok(atomic_op(a, op))
                     };
                 })?;
                 return old;
