@@ -105,6 +105,11 @@ impl MrState {
         self.pd
     }
 
+    /// The block lists, if this is a fast-registration region's state.
+    fn fast_pages(&self) -> Option<Arc<FastPages>> {
+        self.mem.try_access().and_then(|m| m.fast_pages().cloned())
+    }
+
     /// Its `IB_ACCESS_*` flags.
     pub(crate) fn access(&self) -> u32 {
         self.access
@@ -305,7 +310,7 @@ impl MrTable {
     pub(crate) fn deregister(&self, mr: &RrxeMr) -> Result {
         // A fast-registration region: its current registration is what
         // the table holds.
-        let cur = match self.fast_pages(&mr.state) {
+        let cur = match mr.state.fast_pages() {
             Some(_) => self.table.get(index(mr.state.key)).ok_or(EINVAL)?,
             None => mr.state.clone(),
         };
@@ -313,17 +318,12 @@ impl MrTable {
             return Err(EINVAL);
         }
         drop(self.table.remove(index(cur.key), &cur));
-        if let Some(pages) = self.fast_pages(&cur) {
+        if let Some(pages) = cur.fast_pages() {
             pages.invalidate();
             mr.state.mem.revoke();
         }
         cur.mem.revoke();
         Ok(())
-    }
-
-    /// The block lists of a fast-registration region's state.
-    fn fast_pages(&self, s: &MrState) -> Option<Arc<FastPages>> {
-        s.mem.try_access().and_then(|m| m.fast_pages().cloned())
     }
 
     /// `alloc_mr`: a fast-registration region in `pd` whose mappings
@@ -347,9 +347,7 @@ impl MrTable {
         pd: PdId,
     ) -> core::result::Result<(), &'static str> {
         let cur = self.table.get(req.mr_index).ok_or("unknown region")?;
-        let pages = self
-            .fast_pages(&cur)
-            .ok_or("not a fast-registration region")?;
+        let pages = cur.fast_pages().ok_or("not a fast-registration region")?;
         if cur.pd != pd {
             return Err("region in another PD than the QP");
         }
@@ -405,8 +403,8 @@ impl MrTable {
         pd: PdId,
     ) -> core::result::Result<(), &'static str> {
         let cur = self.lookup(key).ok_or("unknown region or stale key")?;
-        let pages = self
-            .fast_pages(&cur)
+        let pages = cur
+            .fast_pages()
             .ok_or("not a fast-registration region (only those can be invalidated)")?;
         if cur.pd != pd {
             return Err("region in another PD than the QP");

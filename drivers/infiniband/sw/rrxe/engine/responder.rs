@@ -269,20 +269,10 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Re
 /// the requester still gets its ACK, since the message itself was
 /// received (IBTA class J, as on C rxe).
 fn invalidate(qp: &Qp, rkey: u32) -> Result<(), Outcome> {
-    let window = crate::mw::is_window_key(rkey);
-    let res = if window {
-        qp.dev.mws.invalidate(rkey, qp.init.pd, Some(qp.ident))
-    } else {
-        qp.dev.mrs.invalidate_fast(rkey, qp.init.pd)
-    };
-    res.map_err(|why| Outcome::Unacknowledged {
+    super::local_op::invalidate(qp, rkey, Some(qp.ident)).map_err(|why| Outcome::Unacknowledged {
         status: WcStatus::RemInvReqErr,
         why,
-    })?;
-    if window {
-        qp.count(Counter::MwInvalidations);
-    }
-    Ok(())
+    })
 }
 
 fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Result<(), Outcome> {

@@ -130,8 +130,13 @@ pub(crate) fn post_recv(qp: &Qp, wr: &RecvWr<'_>) -> Result {
         return Err(EINVAL);
     }
     let k = qp.kpost.lock();
-    let rq = k.rq.as_ref().ok_or(EINVAL)?;
-    append(rq, |slot| {
+    append_recv(k.rq.as_ref().ok_or(EINVAL)?, wr)
+}
+
+/// Appends receive request `wr` to the receive ring (of a QP or an SRQ)
+/// `q`, under the caller's `kpost` lock.
+fn append_recv(q: &Queue, wr: &RecvWr<'_>) -> Result {
+    append(q, |slot| {
         with_sges(wr.sges(), wr.num_sge(), |sges| {
             encode_recv(wr.wr_id, sges, slot).map_err(|_| EINVAL)
         })
@@ -144,13 +149,7 @@ pub(crate) fn post_srq_recv(srq: &SrqShared, wr: &RecvWr<'_>) -> Result {
     if wr.num_sge() > srq.max_sge() as usize {
         return Err(EINVAL);
     }
-    srq.post_kernel(|q| {
-        append(q, |slot| {
-            with_sges(wr.sges(), wr.num_sge(), |sges| {
-                encode_recv(wr.wr_id, sges, slot).map_err(|_| EINVAL)
-            })
-        })
-    })
+    srq.post_kernel(|q| append_recv(q, wr))
 }
 
 /// After requests were posted: the send task runs them (queued, never
