@@ -4,12 +4,13 @@
 //! replay at an rrxe device with pcap_replay, and a summary that predicts
 //! how rrxe's counters must move.
 //!
-//!   roce-flood --mode flood|forge --out FILE.pcap --src-mac MAC --dst-mac MAC
+//!   roce-flood --mode flood|forge|sequence --out FILE.pcap --src-mac MAC --dst-mac MAC
 //!              --local IP --peer IP [--seed N] [--summary FILE]
 //!     flood: --count N [--live TYPE:QPN:PSN,...] [--pmtu N] [--captures DIR]
 //!            [--local6 IPV6]
 //!     forge: --target TYPE:QPN:PSN,... --forged-src IP,... [--rkey K]
 //!            [--va V] [--len N] [--pmtu N] [--repeat N] [--allow-valid 1]
+//!     sequence: --target rc:QPN:PSN --ops OP,... [--rkey K] [--va V]
 //!
 //! `--local` is the attacked device's address (every packet's
 //! destination), `--peer` the address its live QPs talk to; `--live`
@@ -22,6 +23,11 @@
 //! given rkey and VA) that only the source address betrays: SEND and
 //! WRITE, ONLY and with immediate, and FIRST+LAST pairs, at the expected
 //! PSN and next to it.  Every one of them must count `rcv_foreign`.
+//! sequence (scenario 39-ack-psn): the given requests, in order, from the
+//! QP's real peer (`--peer`), so that they are accepted: each OP is
+//! `send:D` (SEND ONLY of 64 bytes at the expected PSN + D, acknowledge
+//! requested) or `read:D:LEN` (RDMA READ of LEN bytes at `--va` with
+//! `--rkey`, PSN expected + D).
 //!
 //! The summary (stdout, or `--summary`) is `key=value` lines: total,
 //! kernel_drop (the IP/UDP stack drops them), uncertain (probably dropped
@@ -263,7 +269,35 @@ fn main() {
                 }
             }
         }
-        m => die(&format!("unknown --mode {m} (flood or forge)")),
+        "sequence" => {
+            let targets = parse_qps(&get("target"));
+            let q = targets.first().unwrap_or_else(|| die("--target needs one QP"));
+            let (rkey, va) = (num(&opt("rkey", "0")) as u32, num(&opt("va", "0")));
+            for op in get("ops").split(',') {
+                let f: Vec<&str> = op.split(':').collect();
+                let d = num(f.get(1).unwrap_or_else(|| die(&format!("bad op {op}")))) as u32;
+                let psn = Psn::new(q.psn.wrapping_add(d) & 0xff_ffff);
+                let (opcode, ext, plen) = match f[0] {
+                    "send" => (RC_SEND_ONLY, ExtHeaders::default(), 64),
+                    "read" => {
+                        let len = num(f.get(2).unwrap_or_else(|| die(&format!("bad op {op}")))) as u32;
+                        let reth = Some(Reth::new(va, rkey, len));
+                        (RC_RDMA_READ_REQUEST, ExtHeaders { reth, ..Default::default() }, 0)
+                    }
+                    k => die(&format!("unknown op {k} (send or read)")),
+                };
+                let bth = Bth::new(opcode, q.qpn, psn).with_ack_req(true);
+                let mut roce = vec![0u8; 128 + plen];
+                let n = build_packet(&mut roce, &bth, &ext, &vec![0x3cu8; plen]).expect("request builds");
+                roce.truncate(n);
+                let mut l3 = ipv4_udp(peer, local, 0xc000 | (r.u16() & 0x3fff), roce.len(), 0, 64, r.u16()).to_vec();
+                l3.extend_from_slice(&roce);
+                icrc_fill::<TableCrc>(&mut l3).expect("icrc");
+                s.total += 1;
+                pcap.frame(&dst_mac, &src_mac, 0x0800, &l3).unwrap_or_else(|e| die(&e.to_string()));
+            }
+        }
+        m => die(&format!("unknown --mode {m} (flood, forge or sequence)")),
     }
     pcap.finish().unwrap_or_else(|e| die(&e.to_string()));
     eprintln!("roce-flood: {} packets in {:.2} s", s.total, t0.elapsed().as_secs_f64());

@@ -422,8 +422,15 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             } else if info.has(flags::ATOMIC_WRITE) || info.has(flags::FLUSH) {
                 atomic::replay_write(qp, r, pkt);
             } else {
-                let psn = r.psn.prev();
-                send_ack(qp, r, Syndrome::ack_unlimited(), psn);
+                // IBTA C9-105: acknowledged again, at the last PSN an ACK
+                // may carry (see `RecvSide::ack_psn`), which covers the
+                // duplicate (it was received, so it is not after it).
+                // Coalesced like other ACKs: a requester's go-back-N
+                // resends a run of requests, and one ACK answers the run
+                // (C rxe's requester takes each surplus ACK that reaches
+                // it in the middle of a READ response as the end of that
+                // response's sequence, and then fails the READ).
+                r.ack_due = Some(r.ack_psn);
             }
             return;
         }
@@ -504,8 +511,11 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
     // never by an ACK (which would tell the requester that their
     // responses were lost).
     let answered = flags::READ | flags::ATOMIC | flags::ATOMIC_WRITE | flags::FLUSH;
-    if rc && pkt.bth().ack_req() && info.flags() & answered == 0 {
-        r.ack_due = Some(pkt.psn());
+    if info.flags() & answered == 0 {
+        r.ack_psn = pkt.psn();
+        if rc && pkt.bth().ack_req() {
+            r.ack_due = Some(pkt.psn());
+        }
     }
 }
 

@@ -53,6 +53,10 @@ pub(crate) struct ReadReply {
     /// Packets it takes, and those sent.
     pub(crate) npkts: u32,
     pub(crate) sent: u32,
+    /// The READ's packets the requester has already (a replay from the
+    /// middle: the response continues its message, see
+    /// `proto::segment::replay_response_opcode`).
+    pub(crate) skip: u32,
     /// The PSNs of the whole READ it answers (first, count): a duplicate
     /// of that READ restarts the response instead of waiting for its end.
     pub(crate) read_psns: (Psn, u32),
@@ -83,6 +87,13 @@ pub(crate) struct RecvSide {
     pub(crate) done: u32,
     /// Next expected request PSN.
     pub(crate) psn: Psn,
+    /// The PSN an acknowledgement of a duplicate SEND or WRITE carries:
+    /// that of the last request packet acknowledged by ACKs (SEND,
+    /// WRITE), never one of a READ, atomic, ATOMIC WRITE or FLUSH.  A
+    /// requester may take an ACK at a READ's last PSN as the end of that
+    /// READ (C rxe does), so acknowledging at `psn - 1` after a READ
+    /// would retire a READ whose last response it has not received.
+    pub(crate) ack_psn: Psn,
     /// Last request opcode accepted (message sequencing).
     pub(crate) last_opcode: Option<u8>,
     /// Message sequence number (count of completed requests).
@@ -130,6 +141,7 @@ impl RecvSide {
             },
             done: 0,
             psn: Psn::new(0),
+            ack_psn: Psn::new(0).prev(),
             last_opcode: None,
             msn: 0,
             wqe: None,
@@ -184,6 +196,7 @@ impl RecvSide {
         }
         if mask & attr::RQ_PSN != 0 {
             self.psn = Psn::new(a.rq_psn);
+            self.ack_psn = self.psn.prev();
         }
         if mask & attr::MAX_DEST_RD_ATOMIC != 0 {
             self.res.reset(a.max_dest_rd_atomic.into());

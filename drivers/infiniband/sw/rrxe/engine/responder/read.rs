@@ -11,7 +11,9 @@
 //!
 //! A duplicate READ (the requester lost a response packet) is executed
 //! again from the PSN it names if it asks for exactly the rest of a
-//! remembered READ (`proto::resources`); otherwise it is dropped.  A
+//! remembered READ (`proto::resources`); otherwise it is dropped.  From
+//! the middle of the READ, the response continues the message (MIDDLE
+//! packets, then LAST), as C rxe answers and requires.  A
 //! duplicate of the READ being answered does not wait behind the rest of
 //! the response (which the requester discards after a gap): it restarts
 //! the response at once ([`restarts_reply`]).  The
@@ -30,7 +32,7 @@ use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::WcStatus;
 use crate::proto::opcode::{flags, opcode_info, RC_RDMA_READ_REQUEST};
 use crate::proto::resources::{ReadResource, Resource};
-use crate::proto::segment::{packets, payload_of, read_response_opcode};
+use crate::proto::segment::{packets, payload_of, replay_response_opcode};
 use crate::proto::Packet;
 use crate::qp::{
     recv::{ReadReply, ReadTarget, RecvSide},
@@ -78,6 +80,7 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<u32
         len,
         npkts,
         sent: 0,
+        skip: 0,
         read_psns: (pkt.psn(), npkts),
     });
     Ok(npkts)
@@ -103,6 +106,7 @@ pub(super) fn replay(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) {
         len: reth.len(),
         npkts: rp.read.npkts - rp.skip,
         sent: 0,
+        skip: rp.skip,
         read_psns: (rp.read.first_psn, rp.read.npkts),
     };
     qp.count(Counter::ReadReplays);
@@ -137,7 +141,7 @@ pub(crate) fn reply_step(qp: &Arc<Qp>, r: &mut RecvSide) {
     };
     let j = rep.sent;
     let (off, len) = payload_of(j, rep.len, r.params.pmtu);
-    let opcode = read_response_opcode(j, rep.npkts);
+    let opcode = replay_response_opcode(rep.skip, j, rep.npkts);
     let psn = rep.psn.add(j);
     let bth = Bth::new(opcode, r.params.dest_qpn, psn).with_pkey(BTH_DEF_PKEY);
     let mut ext = ExtHeaders::default();

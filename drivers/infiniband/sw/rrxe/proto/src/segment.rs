@@ -120,6 +120,23 @@ pub const fn read_response_opcode(j: u32, n: u32) -> u8 {
     }
 }
 
+/// The opcode of packet `j` of the `n` packets that answer again a READ
+/// from its packet `skip` on (a resent READ: the requester has the
+/// packets before).  From its first packet (`skip` 0) the response is
+/// new ([`read_response_opcode`]); from the middle it continues the
+/// message the requester is in, MIDDLE up to a LAST, as C rxe's responder
+/// answers it, and as C rxe's requester requires: it takes a FIRST or
+/// ONLY in the middle of a READ response for a fatal error.
+pub const fn replay_response_opcode(skip: u32, j: u32, n: u32) -> u8 {
+    if skip == 0 {
+        read_response_opcode(j, n)
+    } else if j + 1 >= n {
+        RC_RDMA_READ_RESPONSE_LAST
+    } else {
+        RC_RDMA_READ_RESPONSE_MIDDLE
+    }
+}
+
 /// The remote address and length of a READ of `len` bytes at `va`
 /// resent from its response packet `k` (those before arrived): the rest
 /// of the message.  `None` if `k` is past its last packet.
@@ -134,6 +151,25 @@ pub const fn read_resume(va: u64, len: u32, k: u32, pmtu: u32) -> Option<(u64, u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replay_from_the_middle_continues_the_message() {
+        // From the start: a new response.
+        assert_eq!(replay_response_opcode(0, 0, 3), RC_RDMA_READ_RESPONSE_FIRST);
+        assert_eq!(replay_response_opcode(0, 0, 1), RC_RDMA_READ_RESPONSE_ONLY);
+        // From packet 5 on: MIDDLE ... LAST, a lone rest is LAST, never
+        // FIRST or ONLY.
+        assert_eq!(
+            replay_response_opcode(5, 0, 3),
+            RC_RDMA_READ_RESPONSE_MIDDLE
+        );
+        assert_eq!(
+            replay_response_opcode(5, 1, 3),
+            RC_RDMA_READ_RESPONSE_MIDDLE
+        );
+        assert_eq!(replay_response_opcode(5, 2, 3), RC_RDMA_READ_RESPONSE_LAST);
+        assert_eq!(replay_response_opcode(5, 0, 1), RC_RDMA_READ_RESPONSE_LAST);
+    }
 
     #[test]
     fn packet_counts() {

@@ -1,0 +1,66 @@
+# The PSN of the acknowledgement of a duplicate request (found with NVMe
+# between C rxe and rrxe, issue 15): requests injected as if from the
+# target QP's peer: SEND at the expected PSN e, RDMA READ of 2 KiB (PSNs
+# e+1 and e+2), then the SEND at e again (its ACK was lost, say).  The
+# duplicate is acknowledged again (IBTA C9-105), and that ACK must carry
+# PSN e: an ACK at e+2, the READ's last PSN, tells a requester that the
+# READ is over, and C rxe then retires the READ WQE whether or not its
+# last response arrived (the data it lacks stays what the buffer held:
+# under loss, NVMe writes landed with a stale last KiB).  The responses
+# are captured on the peer's side: ACK at e, READ RESPONSE FIRST and LAST
+# at e+1 and e+2, ACK at e; never an ACK at e+1 or e+2.  rrxe as the
+# target, and C rxe (whose responses must be the same) on release.
+. "$RRXE_TOP/tools/testing/vm/pingpong.sh"
+. "$RRXE_TOP/tools/testing/vm/attack.sh"
+work=/tmp/ackpsn
+drivers="rrxe"
+c_rxe_half && drivers="rrxe rxe"
+for drv in $drivers; do
+	rm -rf "$work"
+	mkdir -p "$work"
+	pp_setup_pair "$drv" rrxe
+	atk_prepare
+	gA=$(pp_gid_index ppa0 10.77.0.1) || fail "no GID on ppa0"
+	gB=$(pp_gid_index ppb0 10.77.0.2) || fail "no GID on ppb0"
+	/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/ack_psn_target.py" ppa0 "$gA" ppb0 "$gB" \
+		"$work/info" "$work/go" >"$work/target.log" 2>&1 &
+	tpid=$!
+	wait_for 60 test -s "$work/info" || fail "ack_psn_target.py did not start: $(cat "$work/target.log")"
+	. "$work/info"
+	ip netns exec ppB tcpdump -i vpb -U -w "$work/resp.pcap" "udp port 4791 and src 10.77.0.1" 2>/dev/null &
+	dpid=$!
+	sleep 1
+	atk_flood --mode sequence --out "$work/seq.pcap" --src-mac "$(atk_mac ppB vpb)" \
+		--dst-mac "$(atk_mac ppA vpa)" --local 10.77.0.1 --peer 10.77.0.2 \
+		--target "rc:$QPN:$PSN" --ops send:0,read:1:2048,send:0 --rkey "$RKEY" --va "$VA" \
+		>/dev/null 2>"$work/gen.log" || fail "roce-flood --mode sequence: $(cat "$work/gen.log")"
+	atk_replay "$work/seq.pcap"
+	sleep 1
+	touch "$work/go"
+	wait "$tpid" || fail "$drv target: $(cat "$work/target.log")"
+	sleep 0.5
+	kill "$dpid"
+	wait "$dpid" 2>/dev/null || true
+	# (opcode, PSN - e) of each response, in order.
+	got=$(/usr/bin/python3 - "$work/resp.pcap" "$PSN" <<'PY'
+import struct, sys
+data, e = open(sys.argv[1], "rb").read(), int(sys.argv[2])
+off, out = 24, []
+while off + 16 <= len(data):
+    incl = struct.unpack_from("<I", data, off + 8)[0]
+    pkt = data[off + 16:off + 16 + incl]
+    off += 16 + incl
+    if len(pkt) >= 54:
+        psn = int.from_bytes(pkt[51:54], "big")
+        out.append(f"{pkt[42]:#04x}@{(psn - e) & 0xffffff}")
+print(" ".join(out))
+PY
+)
+	note "$drv as the target answered: $got (0x11 ACK, 0x0d/0x0f READ RESPONSE FIRST/LAST, @PSN-e)"
+	case " $got " in
+	*" 0x11@1 "* | *" 0x11@2 "*) fail "$drv acknowledged the duplicate SEND at the READ's PSN: $got" ;;
+	esac
+	[ "$got" = "0x11@0 0x0d@1 0x0f@2 0x11@0" ] || fail "$drv: responses '$got', want '0x11@0 0x0d@1 0x0f@2 0x11@0'"
+	kill "$tpid" 2>/dev/null || true
+	pp_teardown
+done
