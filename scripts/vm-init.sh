@@ -27,7 +27,14 @@ mkdir -p "$RRXE_TOP"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro rrxe_top "$RRXE_TOP"
 mkdir -p "$RRXE_OUT"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rrxe_out "$RRXE_OUT"
-hostname rrxe-vm
+# Two-VM runs (scripts/vm-pair.sh): the directory both VMs share.
+pair=$(arg rrxe.pair)
+if [ -n "$pair" ]; then
+	mkdir -p "$pair"
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rrxe_pair "$pair"
+	export RRXE_PAIR=$pair
+fi
+hostname "$(arg rrxe.name)"
 ip link set lo up
 # Tests read dmesg themselves; keep the console for CMD's output unless
 # VM_LOGLEVEL asked for kernel messages (e.g. 8 for everything).

@@ -12,7 +12,11 @@
 # Environment: VM_CPUS (2), VM_MEM (2048, MiB), VM_TIMEOUT (seconds, 1800),
 # VM_LOGLEVEL (console loglevel inside, 1: only emergencies; dmesg has all),
 # RRXE_OUT (host directory for results; a temporary one by default),
-# FLAVOR (release or debug: which cached kernel boots).
+# FLAVOR (release or debug: which cached kernel boots).  For the two-VM
+# runs of scripts/vm-pair.sh: VM_NIC (a qemu -netdev backend, e.g.
+# "socket,udp=...": the VM gets a virtio NIC on it, eth0 inside, MAC
+# VM_MAC), VM_PAIR (a host directory both VMs share, at $RRXE_PAIR
+# inside), VM_NAME (the hostname).
 . "$(dirname "$0")/lib.sh"
 rrxe_trap_errors
 RRXE_STEP="starting the $FLAVOR VM"
@@ -51,7 +55,7 @@ append+=" root=rrxe_root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,m
 # HPET and the PM timer: the clock.)
 append+=" pci=noacpi"
 append+=" init=$RRXE_TOP/scripts/vm-init.sh rrxe.out=$OUT rrxe.kver=$kver rrxe.top=$RRXE_TOP"
-append+=" rrxe.loglevel=${VM_LOGLEVEL:-1} ${VM_APPEND:-}"
+append+=" rrxe.loglevel=${VM_LOGLEVEL:-1} rrxe.name=${VM_NAME:-rrxe-vm} ${VM_APPEND:-}"
 
 share() { # tag path [ro]
 	local ro=""; [ "${3:-}" = ro ] && ro=",readonly=on"
@@ -61,6 +65,17 @@ share() { # tag path [ro]
 # One CPU per socket, as SeaBIOS's MP table (the fallback to ACPI's MADT)
 # describes them.
 cpus=${VM_CPUS:-2}
+
+extra=()
+if [ -n "${VM_NIC:-}" ]; then
+	extra+=(-netdev "$VM_NIC,id=rrxe_nic" -device "virtio-net-pci,netdev=rrxe_nic,mac=${VM_MAC:-52:54:00:12:34:56}")
+fi
+if [ -n "${VM_PAIR:-}" ]; then
+	mkdir -p "$VM_PAIR"
+	# shellcheck disable=SC2207
+	extra+=($(share rrxe_pair "$VM_PAIR"))
+	append+=" rrxe.pair=$VM_PAIR"
+fi
 
 qrc=0
 # shellcheck disable=SC2046
@@ -72,7 +87,7 @@ timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
 	$(share rrxe_mods "$KMODROOT/lib/modules/$kver" ro) \
 	$(share rrxe_out "$OUT") \
 	$(share rrxe_top "$RRXE_TOP" ro) \
-	</dev/null || qrc=$?
+	"${extra[@]}" </dev/null || qrc=$?
 if [ -f "$OUT/.rc" ]; then
 	exit "$(cat "$OUT/.rc")"
 fi

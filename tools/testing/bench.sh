@@ -50,9 +50,10 @@ mkdir -p "$RRXE_OUT"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null ||
 		die "apt-get install python3-matplotlib failed"
 }
-# ROUNDS, BW_SIZES, BENCH_MTUS and LAT_ITERS (see bench-vm.sh) pass into the VM.
+# ROUNDS, BW_SIZES, BENCH_MTUS, LAT_ITERS, BENCH_CELLS and NVME_SECS (see
+# bench-vm.sh) pass into the VM.
 vm_env="ROUNDS=${ROUNDS:-5}"
-for v in BW_SIZES BENCH_MTUS LAT_ITERS; do
+for v in BW_SIZES BENCH_MTUS LAT_ITERS BENCH_CELLS NVME_SECS; do
 	if [ -n "${!v:-}" ]; then vm_env+=" $v='${!v}'"; fi
 done
 VM_TIMEOUT=${VM_TIMEOUT:-7200} bash "$top/scripts/vm-run.sh" "$vm_env bash tools/testing/vm/bench-vm.sh" |

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test` (quick) and `make test-full` (full): host tests, then one VM
 # boot per kernel flavor (release, then debug: KASAN, lockdep, kmemleak)
-# with the KUnit suites and every VM scenario.  Ends with the single line
+# with the KUnit suites and every VM scenario, and the two-VM scenarios
+# (release; both flavors in full).  Ends with the single line
 # `N passed, N failed` summing all of them.
 #   run-all.sh [quick|full] [scenario-filter]
 set -uo pipefail
@@ -32,6 +33,20 @@ for flavor in release debug; do
 	pass=$((pass + KUNIT_PASS + VM_PASS))
 	fail=$((fail + KUNIT_FAIL + VM_FAIL))
 	summary+=", $flavor: kunit $KUNIT_PASS/$((KUNIT_PASS + KUNIT_FAIL)) vm $VM_PASS/$((VM_PASS + VM_FAIL)) ($((SECONDS - t1)) s)"
+	# Two VMs side by side (C rxe and rrxe each in its own initial
+	# namespace): on the release kernel in make test, on both in
+	# make test-full.
+	if [ "$flavor" = release ] || [ "$level" = full ]; then
+		echo "== two VMs ($flavor kernel, $level): pair scenarios"
+		t1=$SECONDS
+		FLAVOR=$flavor RRXE_OUT="$RRXE_OUT/pair-$flavor" bash "$top/tools/testing/vm-pair-tests.sh" $filter
+		PAIR_PASS=0 PAIR_FAIL=1
+		# shellcheck disable=SC1091
+		[ -f "$RRXE_OUT/pair-$flavor/counts" ] && . "$RRXE_OUT/pair-$flavor/counts"
+		pass=$((pass + PAIR_PASS))
+		fail=$((fail + PAIR_FAIL))
+		summary+=", $flavor pairs: $PAIR_PASS/$((PAIR_PASS + PAIR_FAIL)) ($((SECONDS - t1)) s)"
+	fi
 done
 
 echo "== $summary passed; $((SECONDS - t0)) s; logs in $RRXE_OUT"

@@ -10,7 +10,12 @@
 # MTUs), ib_read_bw (4 KiB, 64 KiB, 256 KiB) and ib_read_lat (2 B, 4 KiB)
 # at both MTUs, ib_atomic_bw and ib_atomic_lat (fetch-and-add and
 # compare-and-swap: tools ib_atomic_*:FAA and :CAS), ib_write_bw -q 4
-# (four QPs), and ibv_rc_pingpong (4 KiB and 64 KiB, MTU 1024).  Prints one line per measurement:
+# (four QPs), ibv_rc_pingpong (4 KiB and 64 KiB, MTU 1024), and NVMe over
+# RDMA: fio sequential write and read through nvme-rdma to nvmet-rdma
+# (null_blk) on two devices of the driver at the ends of a veth in the
+# initial namespace (NVME_SECS seconds each, default 10; cells
+# nvme_seq_write and nvme_seq_read, 128 KiB blocks, 2 jobs of depth 16;
+# BENCH_CELLS=nvme measures only these).  Prints one line per measurement:
 #   bench TOOL MTU SIZE QPS DRIVER VALUE UNIT ROUND
 # and, first, the VM's memcpy bandwidth:
 #   memcpy MB/s VALUE   (MB = 2^20 bytes, as perftest counts)
@@ -19,6 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/pingpong.sh"
 . "$here/perftest.sh"
+. "$here/nvme.sh"
 rounds=${ROUNDS:-5}
 read -r -a bw_sizes <<<"${BW_SIZES:-1024 4096 16384 65536 262144}"
 read -r -a mtus <<<"${BENCH_MTUS:-1024 4096}"
@@ -91,9 +97,34 @@ round_of() { # driver round
 	pp_teardown
 }
 
+# NVMe over RDMA on DRIVER: both ends in the initial namespace (nvme.sh),
+# the veth at MTU 9000 (path MTU 4096).
+nvme_cells() { # driver round
+	local drv=$1 r=$2 rw v
+	(
+		nvme_veth_up "$drv"
+		nvme_target_up 10.79.0.2
+		nvme_host_up 10.79.0.2
+		for rw in write read; do
+			if v=$(fio_seq_mbs "$rw" "${NVME_SECS:-10}") && pt_positive "$v"; then
+				echo "bench nvme_seq_$rw 4096 131072 2 $drv $v MB/s $r"
+			else
+				echo "bench-fail nvme_seq_$rw $drv" >&2
+			fi
+		done
+		nvme_host_down
+		nvme_target_down
+		modprobe -r nvme-rdma nvmet-rdma nvmet null_blk
+		nvme_veth_down
+	) || { echo "bench-fail nvme $drv (setup or teardown)" >&2; nvme_cleanup; }
+	rmmod "rdma_$drv" 2>/dev/null || true
+}
+
 for ((r = 0; r < rounds; r++)); do
 	if ((r % 2 == 0)); then order="rxe rrxe"; else order="rrxe rxe"; fi
 	for drv in $order; do
-		round_of "$drv" "$r"
+		# BENCH_CELLS=nvme: the NVMe cells only.
+		if [ "${BENCH_CELLS:-all}" != nvme ]; then round_of "$drv" "$r"; fi
+		nvme_cells "$drv" "$r"
 	done
 done

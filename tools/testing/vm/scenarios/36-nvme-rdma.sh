@@ -20,93 +20,17 @@
 #    fio ends with errors; no hang.
 # 4. rmmod rdma_rrxe with an NVMe controller connected: ib_core removes
 #    the host's queues first (nvme-rdma's device removal), rmmod finishes.
-# C rxe on one side is not possible in one VM: both ULPs use the initial
-# namespace, where C rxe and rrxe cannot both bind UDP port 4791.
-NQN=rrxe-test
+# C rxe on one side needs two VMs (both ULPs use the initial namespace,
+# where C rxe and rrxe cannot both bind UDP port 4791): see
+# pair-scenarios/01-nvme-interop.sh.
+. "$RRXE_TOP/tools/testing/vm/nvme.sh"
 SIZE=256M
 debug_quick && SIZE=48M
 
-nvme_setup_net() {
-	modprobe rdma_rrxe
-	ip link add nvh type veth peer name nvt
-	ip link set nvh mtu 9000 up
-	ip link set nvt mtu 9000 up
-	ip addr add 10.79.0.1/24 dev nvh
-	ip addr add 10.79.0.2/24 dev nvt
-	# Locally generated packets to the other end leave through the veth
-	# (the local table moves after these rules); the receiving end
-	# accepts a local source address.
-	ip rule add pref 10 iif lo to 10.79.0.2 lookup 100
-	ip rule add pref 11 iif lo to 10.79.0.1 lookup 101
-	ip route add 10.79.0.2 dev nvh src 10.79.0.1 table 100
-	ip route add 10.79.0.1 dev nvt src 10.79.0.2 table 101
-	ip rule del pref 0 lookup local
-	ip rule add pref 100 lookup local
-	for d in nvh nvt; do
-		sysctl -qw "net.ipv4.conf.$d.accept_local=1" "net.ipv4.conf.$d.rp_filter=0"
-	done
-	sysctl -qw net.ipv4.conf.all.rp_filter=0
-	rdma link add nvh0 type rrxe netdev nvh
-	rdma link add nvt0 type rrxe netdev nvt
-	wait_for 20 grep -q ACTIVE /sys/class/infiniband/nvt0/ports/1/state || fail "nvt0 not active"
-}
-
-nvme_target_up() {
-	modprobe null_blk nr_devices=1 memory_backed=1 gb=1
-	modprobe nvmet
-	modprobe nvmet-rdma use_srq=1
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	local c=/sys/kernel/config/nvmet
-	mkdir "$c/subsystems/$NQN"
-	echo 1 >"$c/subsystems/$NQN/attr_allow_any_host"
-	mkdir "$c/subsystems/$NQN/namespaces/1"
-	echo -n /dev/nullb0 >"$c/subsystems/$NQN/namespaces/1/device_path"
-	echo 1 >"$c/subsystems/$NQN/namespaces/1/enable"
-	mkdir "$c/ports/1"
-	echo 10.79.0.2 >"$c/ports/1/addr_traddr"
-	echo rdma >"$c/ports/1/addr_trtype"
-	echo 4420 >"$c/ports/1/addr_trsvcid"
-	echo ipv4 >"$c/ports/1/addr_adrfam"
-	ln -s "$c/subsystems/$NQN" "$c/ports/1/subsystems/$NQN"
-}
-
-nvme_target_down() {
-	local c=/sys/kernel/config/nvmet
-	rm -f "$c/ports/1/subsystems/$NQN"
-	rmdir "$c/ports/1" 2>/dev/null || true
-	if [ -d "$c/subsystems/$NQN" ]; then
-		echo 0 >"$c/subsystems/$NQN/namespaces/1/enable"
-		rmdir "$c/subsystems/$NQN/namespaces/1"
-		rmdir "$c/subsystems/$NQN"
-	fi
-}
-
-# Connects the host (2 I/O queues) and waits for the namespace's block
-# device; NVDEV is its path.
-nvme_host_up() {
-	modprobe nvme-rdma
-	timeout 60 nvme connect -t rdma -a 10.79.0.2 -s 4420 -n "$NQN" -i 2 -l 8 -c 1 ||
-		fail "nvme connect over rrxe failed: $(dmesg | tail -5)"
-	wait_for 20 bash -c 'ls /sys/class/nvme/nvme*/nvme*n1 >/dev/null 2>&1' || fail "no NVMe namespace after connect"
-	NVDEV=/dev/$(basename "$(ls -d /sys/class/nvme/nvme*/nvme*n1 | head -1)")
-	wait_for 10 test -b "$NVDEV" || fail "$NVDEV did not appear"
-}
-
-# fio_verify NAME SIZE: writes SIZE with verify headers (queue depth 32,
-# 2 jobs), reads back and verifies; fails the scenario on any error.
-fio_verify() {
-	local out
-	out=$(timeout 600 fio --name="$1" --filename="$NVDEV" --rw=randwrite --bs=64k --size="$2" \
-		--direct=1 --ioengine=libaio --iodepth=32 --numjobs=2 --offset_increment="$2" \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting 2>&1) ||
-		{ echo "$out" | tail -20 | sed 's/^/  # /'; fail "fio $1: write/verify failed"; }
-	note "fio $1: $(echo "$out" | grep -E '^ *(READ|WRITE):' | sed 's/, io=.*//' | tr -s ' ' | tr '\n' ';')"
-}
-
 klines=$(dmesg | wc -l)
-nvme_setup_net
-nvme_target_up
-nvme_host_up
+nvme_veth_up rrxe
+nvme_target_up 10.79.0.2
+nvme_host_up 10.79.0.2
 note "host $NVDEV over nvh0 -> target nvt0 (use_srq=1): $(rdma resource show | tr -s ' ' | tr '\n' ';')"
 rdma resource show | grep nvt0 | grep -q "srq [1-9]" || fail "the target's queues do not use an SRQ"
 
@@ -169,8 +93,8 @@ nvme_target_down
 # 4. rmmod with a controller connected.
 rdma link add nvt0 type rrxe netdev nvt
 wait_for 20 grep -q ACTIVE /sys/class/infiniband/nvt0/ports/1/state || fail "nvt0 not active again"
-nvme_target_up 2>/dev/null || true
-nvme_host_up
+nvme_target_up 10.79.0.2 2>/dev/null || true
+nvme_host_up 10.79.0.2
 fio_verify again 8M
 t0=$SECONDS
 timeout 120 rmmod rdma_rrxe || fail "rmmod rdma_rrxe with an NVMe controller connected failed or hung"
@@ -178,11 +102,7 @@ wait_for 30 bash -c '! ls -d /sys/class/nvme/nvme[0-9]* >/dev/null 2>&1' || fail
 note "rmmod with a controller connected: done in $((SECONDS - t0)) s, controller removed"
 nvme_target_down
 modprobe -r nvme-rdma nvmet-rdma nvmet null_blk 2>/dev/null || true
-ip rule del pref 100 lookup local
-ip rule add pref 0 lookup local
-ip rule del pref 10
-ip rule del pref 11
-ip link del nvh
+nvme_veth_down
 if dmesg | tail -n +"$((klines + 1))" | grep -E "WARNING|BUG|Oops|refcount|hung_task"; then
 	fail "kernel warnings during the NVMe scenario (above)"
 fi

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Two test VMs side by side, for what one kernel cannot hold: C rxe and
+# rrxe each in the initial network namespace of its own VM (kernel ULPs
+# such as NVMe over RDMA make their rdma_cm IDs only there, and both
+# drivers bind UDP port 4791).  Each VM is scripts/vm-run.sh with one
+# CPU, plus a virtio NIC (eth0 inside): the two NICs are joined by qemu's
+# UDP socket backend on the host's loopback, an Ethernet wire and nothing
+# else.  Both VMs share a directory, $RRXE_PAIR inside, to meet at
+# barriers (tools/testing/vm/pair.sh).
+#
+# Usage: vm-pair.sh 'command in VM a' 'command in VM b'.  VM a is
+# 10.80.0.1 by convention, b 10.80.0.2 (the commands set the addresses).
+# Exits 0 when both commands did; their output is prefixed [a] and [b].
+# RRXE_OUT (a host directory, temporary by default) gets a/ and b/, each
+# VM's RRXE_OUT, and pair/, the shared directory.  FLAVOR, VM_MEM and
+# VM_TIMEOUT as for vm-run.sh.
+. "$(dirname "$0")/lib.sh"
+rrxe_trap_errors
+RRXE_STEP="starting the two $FLAVOR VMs"
+[ $# = 2 ] || die "usage: scripts/vm-pair.sh 'command in VM a' 'command in VM b'"
+
+OUT=${RRXE_OUT:-}
+own_out=0
+if [ -z "$OUT" ]; then OUT=$(mktemp -d /tmp/rrxe-pair.XXXXXX); own_out=1; fi
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+rm -rf "$OUT/pair"
+mkdir -p "$OUT/a" "$OUT/b" "$OUT/pair"
+
+# Two free UDP ports on the host's loopback, one per end of the wire.
+read -r pa pb < <(python3 - <<'PY'
+import socket
+socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))
+PY
+)
+
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	if [ $own_out = 1 ]; then rm -rf "$OUT"; fi
+	return 0
+}
+trap cleanup EXIT
+
+run_one() { # name cmd local-port remote-port mac
+	VM_CPUS=1 VM_NAME="rrxe-$1" VM_PAIR="$OUT/pair" RRXE_OUT="$OUT/$1" VM_MAC=$5 \
+		VM_NIC="socket,udp=127.0.0.1:$4,localaddr=127.0.0.1:$3" \
+		bash "$RRXE_TOP/scripts/vm-run.sh" "$2" 2>&1 | sed -u "s/^/[$1] /"
+	return "${PIPESTATUS[0]}"
+}
+
+run_one a "$1" "$pa" "$pb" 52:54:00:80:00:01 &
+pids+=($!)
+run_one b "$2" "$pb" "$pa" 52:54:00:80:00:02 &
+pids+=($!)
+rca=0 rcb=0
+wait "${pids[0]}" || rca=$?
+wait "${pids[1]}" || rcb=$?
+pids=()
+if [ $rca != 0 ] || [ $rcb != 0 ]; then
+	echo "rrxe: vm-pair: VM a exited $rca, VM b exited $rcb" >&2
+	exit 1
+fi
