@@ -22,10 +22,10 @@ KMAKE_FLAGS := $(wordlist 4,9,$(subst |, ,$(LIBVARS)))
 TOOLENV := . $(TOP)/scripts/lib.sh && rrxe_toolchain_env
 KBUILD := $(MAKE) -s -C $(KDIR) $(KMAKE_FLAGS) M=$(TOP) MO=$(MODOUT)
 KO := $(MODOUT)/drivers/infiniband/sw/rrxe/rdma_rrxe.ko
-RS_SRCS := $(shell find drivers/infiniband/sw/rrxe -name '*.rs' -not -path '*/target/*' -not -path '*/fuzz/*' -not -path '*/tests/*' -not -path '*/benches/*')
+RS_SRCS := $(shell find drivers/infiniband/sw/rrxe samples/rust/*.rs -name '*.rs' -not -path '*/target/*' -not -path '*/fuzz/*' -not -path '*/tests/*' -not -path '*/benches/*')
 
-.PHONY: all setup kernel module vm-run demo test test-full host-test vm-test bench fuzz clippy clean help
-all: module
+.PHONY: all setup kernel module samples samples-run vm-run demo test test-full host-test vm-test bench fuzz clippy clean help
+all: module samples
 
 help:
 	@echo "make demo               set up, build kernel+module, boot the VM, show rrxe"
@@ -33,6 +33,7 @@ help:
 	@echo "make test-full          the same plus exhaustive matrices and soaks"
 	@echo "make vm-run CMD='...'   boot the test VM and run CMD as root [FLAVOR=debug]"
 	@echo "make bench              benchmarks (not tests), ratios in out/bench/summary.txt"
+	@echo "make samples-run        the verbs samples on two rrxe devices in the VM, with syscall counts"
 	@echo "make fuzz [FUZZ_SECONDS=600]   libFuzzer on the protocol core's parser"
 	@echo "make module | kernel | setup | clippy | clean"
 
@@ -55,6 +56,15 @@ $(KDIR)/arch/x86/boot/bzImage:
 
 module: kernel
 	@$(MAKE) -s $(KO)
+
+# The samples (samples/): the verbs programs, built on the host into
+# out/samples (the VM runs the host's userspace).
+samples: setup
+	@mkdir -p out/samples
+	@$(MAKE) -s -C samples/verbs OUT=$(TOP)/out/samples || { echo "rrxe: error: building samples/verbs failed (compiler output above)" >&2; exit 1; }
+
+samples-run: module samples
+	@bash scripts/vm-run.sh "bash samples/verbs/run.sh"
 
 # CMD is passed through the environment unexpanded, so `$?`, `$$x` and
 # quotes in it reach the VM's shell exactly as typed.

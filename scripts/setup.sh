@@ -21,6 +21,9 @@ PKGS=(
 	rdmacm-utils perftest rdma-core python3 python3-pyverbs tcpdump
 	# NVMe over RDMA (kernel host and target in the VM): nvme connect, fio
 	nvme-cli fio
+	# the verbs samples (samples/verbs): libibverbs' headers, and strace
+	# to count their system calls
+	libibverbs-dev strace
 )
 
 missing_pkgs() {

@@ -11,6 +11,10 @@ out=$top/out/progs
 mkdir -p "$out"
 make -s -C "$top/tools/testing/progs" OUT="$out" ||
 	{ echo "rrxe: error: building the test programs in tools/testing/progs failed (compiler output above)" >&2; exit 1; }
+# The samples, which scenario 37 runs: out/samples.
+mkdir -p "$top/out/samples"
+make -s -C "$top/samples/verbs" OUT="$top/out/samples" ||
+	{ echo "rrxe: error: building samples/verbs failed (compiler output above)" >&2; exit 1; }
 flood=$top/tools/testing/roce-flood
 if [ -f "$flood/Cargo.toml" ]; then
 	export PATH="$HOME/.cargo/bin:$PATH"

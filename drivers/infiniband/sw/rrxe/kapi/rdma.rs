@@ -6,6 +6,10 @@
 
 pub(crate) mod ah;
 pub(crate) mod attr;
+// A client's view of devices: rrxe is a provider and does not use it;
+// samples/rust does.
+#[allow(dead_code)]
+pub(crate) mod client;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod event;

@@ -1,0 +1,1 @@
+../../drivers/infiniband/sw/rrxe/kapi.rs
