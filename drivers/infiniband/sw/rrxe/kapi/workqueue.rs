@@ -24,7 +24,8 @@ pub(crate) struct OwnedQueue(NonNull<bindings::workqueue_struct>);
 
 // SAFETY: Workqueues are built for concurrent use.
 unsafe impl Send for OwnedQueue {}
-// SAFETY: See above.
+// SAFETY: queue_work and flush on one workqueue from several CPUs at
+// once are what workqueues are built for.
 unsafe impl Sync for OwnedQueue {}
 
 impl OwnedQueue {

@@ -110,7 +110,8 @@ unsafe extern "C" fn release_cell<T: Send + Sync + 'static>(head: *mut bindings:
 // SAFETY: The xarray is internally locked; entries are `Arc<T>` with `T:
 // Send + Sync`; `next` is only accessed under the xarray's lock.
 unsafe impl<T: Send + Sync + 'static> Send for RcuTable<T> {}
-// SAFETY: As above.
+// SAFETY: Shared access only reads entries under RCU or changes the
+// xarray under its internal lock; entries are `Arc<T>`, `T: Send + Sync`.
 unsafe impl<T: Send + Sync + 'static> Sync for RcuTable<T> {}
 
 /// A reserved index, not yet visible to lookups.

@@ -23,7 +23,8 @@ pub(crate) struct NetDevice(Opaque<bindings::net_device>);
 // SAFETY: `struct net_device` is designed to be used from any thread; the
 // fields read here are read with READ_ONCE semantics or are immutable.
 unsafe impl Send for NetDevice {}
-// SAFETY: See above; `&NetDevice` only gives read access.
+// SAFETY: `&NetDevice` only gives read access, to fields read with
+// READ_ONCE semantics or immutable; net_device is shared by all CPUs.
 unsafe impl Sync for NetDevice {}
 
 // SAFETY: `dev_hold`/`dev_put` keep the net_device alive while the count is

@@ -61,7 +61,8 @@ pub(crate) struct NetdevNotifier<H: NetdevHandler> {
 // SAFETY: The notifier block is only touched by the notifier core (under its
 // own locking) after registration; the handler is a type, not data.
 unsafe impl<H: NetdevHandler> Send for NetdevNotifier<H> {}
-// SAFETY: See above.
+// SAFETY: A shared reference gives no access to the notifier block; the
+// notifier core serialises its own use of it.
 unsafe impl<H: NetdevHandler> Sync for NetdevNotifier<H> {}
 
 impl<H: NetdevHandler> NetdevNotifier<H> {

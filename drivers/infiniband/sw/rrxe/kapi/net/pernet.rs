@@ -27,7 +27,8 @@ pub(crate) struct PernetRegistration<T: PernetExit> {
 
 // SAFETY: The ops are only touched by the (locked) pernet core.
 unsafe impl<T: PernetExit> Send for PernetRegistration<T> {}
-// SAFETY: See above.
+// SAFETY: A shared reference gives no access to the ops; the pernet core
+// serialises its own use of them.
 unsafe impl<T: PernetExit> Sync for PernetRegistration<T> {}
 
 impl<T: PernetExit> PernetRegistration<T> {

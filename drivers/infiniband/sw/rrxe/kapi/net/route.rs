@@ -70,7 +70,8 @@ impl Route {
                 })
             }
             IpPair::V6 { saddr, daddr } => {
-                // SAFETY: As above.
+                // SAFETY: `flowi6` is a plain C struct for which all-zero
+                // is the empty flow.
                 let mut fl: bindings::flowi6 = unsafe { core::mem::zeroed() };
                 fl.__fl_common.flowic_oif = oif;
                 fl.__fl_common.flowic_proto = IPPROTO_UDP;

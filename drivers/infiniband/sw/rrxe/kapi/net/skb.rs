@@ -223,7 +223,8 @@ impl SkBuff {
                 break;
             }
             let n = n.min(len - done);
-            // SAFETY: See above: `n` readable bytes at `data`.
+            // SAFETY: `skb_seq_read` returned `n` (or more) readable bytes
+            // at `data`, mapped until the next call.
             f(unsafe { core::slice::from_raw_parts(data, n) });
             done += n;
             consumed += n as u32;

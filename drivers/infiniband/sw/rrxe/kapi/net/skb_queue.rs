@@ -26,7 +26,8 @@ pub(crate) struct SkbQueue {
 
 // SAFETY: `sk_buff_head` operations are internally locked (irqsave).
 unsafe impl Send for SkbQueue {}
-// SAFETY: As above.
+// SAFETY: Every operation through a shared reference takes the queue's
+// internal lock (irqsave).
 unsafe impl Sync for SkbQueue {}
 
 impl SkbQueue {

@@ -162,7 +162,8 @@ unsafe extern "C" fn encap_rcv<H: EncapRecv>(
     if dev.is_null() {
         return 0;
     }
-    // SAFETY: As above.
+    // SAFETY: `dev` (not null) is the live receiving device, which stays
+    // valid for the softirq, so for this call (RCU).
     H::recv(unsafe { NetDevice::from_raw(dev) }, skb);
     0
 }

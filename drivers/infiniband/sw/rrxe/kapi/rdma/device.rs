@@ -227,7 +227,8 @@ pub(crate) struct Device<T: Driver> {
 // SAFETY: `ib_device` is built for concurrent use by ib_core; `T` is
 // `Send + Sync`.
 unsafe impl<T: Driver> Send for Device<T> {}
-// SAFETY: See above.
+// SAFETY: `ib_device` is built for concurrent use by ib_core; `T` is
+// `Send + Sync`, so shared references may cross threads.
 unsafe impl<T: Driver> Sync for Device<T> {}
 
 impl<T: Driver> Deref for Device<T> {
@@ -442,7 +443,8 @@ pub(crate) struct DeviceRef<T: Driver> {
 
 // SAFETY: Only ib_core's thread-safe entry points are used through it.
 unsafe impl<T: Driver> Send for DeviceRef<T> {}
-// SAFETY: See above.
+// SAFETY: `&DeviceRef` only compares the pointer or calls ib_core's
+// thread-safe entry points (`get_device`, `ib_unregister_device`).
 unsafe impl<T: Driver> Sync for DeviceRef<T> {}
 
 impl<T: Driver> DeviceRef<T> {

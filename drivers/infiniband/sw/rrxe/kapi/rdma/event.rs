@@ -93,8 +93,9 @@ impl QpEvents {
         event.device = device;
         event.element.qp = raw.0;
         event.event = ev.raw();
-        // SAFETY: As above; `event_handler` and `qp_context` are set by
-        // ib_core when the QP is created and stay valid while it exists.
+        // SAFETY: The QP exists while `Some` (cleared under this lock before
+        // ib_core frees it); ib_core sets `event_handler` and `qp_context`
+        // when the QP is created and they stay valid while it exists.
         let (handler, context) = unsafe { ((*raw.0).event_handler, (*raw.0).qp_context) };
         if let Some(h) = handler {
             // SAFETY: ib_core's handler for this QP, called with a valid

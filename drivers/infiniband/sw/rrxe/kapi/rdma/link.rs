@@ -30,7 +30,8 @@ pub(crate) struct LinkRegistration<H: LinkHandler> {
 // SAFETY: After registration only ib_core touches `ops`, under its
 // `link_ops_rwsem`.
 unsafe impl<H: LinkHandler> Send for LinkRegistration<H> {}
-// SAFETY: See above.
+// SAFETY: Shared references to a registration give no access to `ops`;
+// ib_core serialises its own use of it under `link_ops_rwsem`.
 unsafe impl<H: LinkHandler> Sync for LinkRegistration<H> {}
 
 impl<H: LinkHandler> LinkRegistration<H> {

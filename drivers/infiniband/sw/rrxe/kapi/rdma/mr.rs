@@ -77,7 +77,8 @@ enum Backing {
 // SAFETY: An `ib_umem` is immutable after pinning and may be released from
 // any thread.
 unsafe impl Send for MrMemory {}
-// SAFETY: See above.
+// SAFETY: `&MrMemory` only reads the pinned, immutable `ib_umem` and its
+// page list (or the lock-protected `FastPages`), so it can be shared.
 unsafe impl Sync for MrMemory {}
 
 impl MrMemory {
@@ -169,8 +170,8 @@ impl MrMemory {
         *first_offset = (unsafe { (*u).address } as usize) & (PAGE_SIZE - 1);
         let need = (*first_offset + len).div_ceil(PAGE_SIZE);
         pages.reserve(need, GFP_KERNEL)?;
-        // SAFETY: As above; the table was built by `ib_umem_get` and lives
-        // as long as the umem.
+        // SAFETY: The umem is pinned and immutable; its table was built by
+        // `ib_umem_get` and lives as long as the umem.
         let (sgl, nents) = unsafe { ((*u).sgt_append.sgt.sgl, (*u).sgt_append.sgt.orig_nents) };
         // SAFETY: All-zeroes is a valid (not yet started) iterator.
         let mut it: bindings::sg_page_iter = unsafe { core::mem::zeroed() };
@@ -455,7 +456,8 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
     udata: *mut bindings::ib_udata,
 ) -> *mut bindings::ib_mr {
     let res = (|| -> Result<*mut bindings::ib_mr> {
-        // SAFETY: ib_core's contract (see above).
+        // SAFETY: ib_core passes a live PD of our device (so its driver data
+        // is alive) and a null or valid udata not otherwise accessed.
         let (dev, udata) = unsafe { (Device::<T>::from_raw((*pd).device), UData::from_raw(udata)) };
         let (data, key) = T::reg_user_mr(
             dev,

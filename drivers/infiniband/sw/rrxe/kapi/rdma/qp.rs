@@ -133,7 +133,8 @@ impl QpPath {
             // SAFETY: ib_core holds the GID attribute referenced for the
             // duration of the modify call.
             let gid = unsafe { (*ah.grh.sgid_attr).gid.raw };
-            // SAFETY: As above.
+            // SAFETY: ib_core holds the GID attribute (not null) referenced
+            // for the duration of the modify call.
             (gid, unsafe { GidNetdev::of_gid(ah.grh.sgid_attr) })
         };
         Self {
@@ -298,7 +299,9 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core's contract (see above).
+        // SAFETY: ib_core passes a QP object of our size on our device, an init
+        // attr exclusively ours naming our CQs/SRQ (held until destroy), and a
+        // null or uverbs-bundle udata; each `obj` slot is written once, here.
         unsafe {
             let dev = Device::<T>::from_raw((*qp).device);
             let i = &mut *init;
@@ -471,7 +474,8 @@ pub(super) unsafe extern "C" fn post_send<T: Driver>(
             break;
         }
         posted = true;
-        // SAFETY: As above.
+        // SAFETY: `cur` is a non-null request of the kernel consumer's list,
+        // valid for the call, so its `next` field is readable.
         cur = unsafe { (*cur).next };
     }
     if posted {

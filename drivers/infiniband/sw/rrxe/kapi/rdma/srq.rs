@@ -81,7 +81,8 @@ impl SrqEvents {
         event.device = device;
         event.element.srq = raw.0;
         event.event = bindings::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED;
-        // SAFETY: As above; ib_core sets `event_handler` and `srq_context`
+        // SAFETY: The SRQ exists while `Some` (cleared under this lock before
+        // ib_core frees it); ib_core sets `event_handler` and `srq_context`
         // before `create_srq` and keeps them while the SRQ exists.
         let (handler, context) = unsafe { ((*raw.0).event_handler, (*raw.0).srq_context) };
         if let Some(h) = handler {
@@ -155,7 +156,8 @@ pub(super) unsafe extern "C" fn create_srq<T: Driver>(
         // SAFETY: `obj` has `size_ib_srq` bytes; each slot is written
         // once, here, and read back by the verbs and `destroy_srq`.
         unsafe { (*obj).data.write(data) };
-        // SAFETY: As above.
+        // SAFETY: `obj` has `size_ib_srq` bytes; the `events` slot is written
+        // once, here, and read back only by `destroy_srq`.
         unsafe { (*obj).events.write(events) };
         Ok(0)
     })
@@ -226,7 +228,8 @@ pub(super) unsafe extern "C" fn destroy_srq<T: Driver>(
     // SAFETY: `create_srq` initialised the events; cut off before ib_core
     // frees the SRQ.
     unsafe { (*obj).events.assume_init_ref().disconnect() };
-    // SAFETY: As above; dropped once, here.
+    // SAFETY: `create_srq` initialised the events and ib_core calls this
+    // once, so they are dropped exactly once, here.
     unsafe { (*obj).events.assume_init_drop() };
     // SAFETY: `create_srq` initialised the data; this is its only read by
     // value and ib_core frees the memory after this returns.

@@ -161,10 +161,12 @@ impl<'a, T: Driver> SendWr<'a, T> {
                 // request is posted.
                 let pages = unsafe { super::mr::fast_pages::<T>(r.mr) }.ok_or(EINVAL)?;
                 // The consumer may have rebased the address after mapping.
-                // SAFETY: As above; a plain field.
+                // SAFETY: `r.mr` is non-null and, per ib_core's contract, a live
+                // MR while the request is posted; `iova` is a plain field.
                 pages.stage_iova(unsafe { (*r.mr).iova });
                 out.reg = Some(RegWr {
-                    // SAFETY: As above.
+                    // SAFETY: ib_core's contract: `r.mr` is an MR of ours, live
+                    // while the request is posted.
                     mr: unsafe { super::mr::data::<T>(r.mr) },
                     key: r.key,
                     access: r.access as u32,
@@ -291,7 +293,8 @@ pub(super) unsafe fn post_recv_list(
             return (posted, e.to_errno());
         }
         posted = true;
-        // SAFETY: As above.
+        // SAFETY: Per the function's contract, `cur` is a non-null request
+        // of a list valid for the call, so its `next` field is readable.
         cur = unsafe { (*cur).next };
     }
     (posted, 0)
