@@ -14,19 +14,18 @@ C rxe refuses it on ordinary memory), a classic ibv_post_send with opcode
 14 (librxe sends rkey 0).  Prints one line per check; the scenario runs
 it on rrxe and on C rxe, and across drivers, and compares the lines.
 usage: flush_test.py DEV_A GIDX_A DEV_B GIDX_B"""
-import ctypes
-import struct
 import sys
 
 import pyverbs.enums as e
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.pyverbs_error import PyverbsRDMAError
-from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
+from pyverbs.qp import QPCap
 from pyverbs.wr import SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import Device, connect, expect, poll, post_ex, error_state  # noqa: E402
+from verbs_util import (Device, connect, error_state, expect, poll, post_ex, post_flush,  # noqa: E402
+                        qp_with_ring)
 
 WR_FLUSH, WC_FLUSH = 14, 8
 ACC_FLUSH_GLOBAL, ACC_FLUSH_PERSISTENT = 1 << 8, 1 << 9
@@ -36,45 +35,10 @@ SIZE = 16384
 ALL = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
        | e.IBV_ACCESS_REMOTE_ATOMIC)
 OPS = e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_RDMA_WRITE | e.IBV_QP_EX_WITH_RDMA_READ
-# struct rxe_queue_buf
-PROD, DATA = 128, 384
-
-
-def uverbs_maps():
-    out = set()
-    with open("/proc/self/maps") as f:
-        for line in f:
-            if "/dev/infiniband/uverbs" in line:
-                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-                out.add((lo, hi))
-    return out
-
-
-class SendRing:
-    """A QP's mapped send ring, as librxe maps it."""
-
-    def __init__(self, lo, hi):
-        self.mem = (ctypes.c_char * (hi - lo)).from_address(lo)
-        self.log2, self.mask = struct.unpack_from("<II", self.mem, 0)
-
-    def push(self, wqe):
-        prod = struct.unpack_from("<I", self.mem, PROD)[0]
-        off = DATA + ((prod & self.mask) << self.log2)
-        ctypes.memset(ctypes.addressof(self.mem) + off, 0, 1 << self.log2)
-        ctypes.memmove(ctypes.addressof(self.mem) + off, wqe, len(wqe))
-        struct.pack_into("<I", self.mem, PROD, (prod + 1) & self.mask)
 
 
 def requester(d, cq):
-    """QPEx a and its send ring (the new mapping with the larger slots)."""
-    before = uverbs_maps()
-    qp = QPEx(d.ctx, QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, pd=d.pd,
-                                  cap=QPCap(max_send_wr=16, max_recv_wr=4, max_send_sge=1, max_recv_sge=1),
-                                  comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-                                  send_ops_flags=OPS))
-    rings = [SendRing(lo, hi) for lo, hi in uverbs_maps() - before]
-    assert len(rings) == 2, f"{len(rings)} new ring mappings"
-    return qp, max(rings, key=lambda r: r.log2)
+    return qp_with_ring(d, cq, OPS, 16)
 
 
 def pair(b_access=ALL | ACC_FLUSH_GLOBAL):
@@ -89,15 +53,7 @@ def pair(b_access=ALL | ACC_FLUSH_GLOBAL):
 
 
 def flush(a, ring, wr_id, rkey, va, length, plt, sel):
-    """Posts a FLUSH WQE as rdma-core 47's wr_flush writes it."""
-    w = bytearray(208)
-    struct.pack_into("<QIII", w, 0, wr_id, 0, WR_FLUSH, e.IBV_SEND_SIGNALED)
-    struct.pack_into("<QIIBB", w, 24, va, length, rkey, plt, sel)
-    struct.pack_into("<Q", w, 152, va)              # iova
-    struct.pack_into("<II", w, 184, length, length)  # dma.length, dma.resid
-    ring.push(bytes(w))
-    a.wr_start()
-    a.wr_complete()
+    post_flush(a, ring, wr_id, rkey, va, length, plt, sel)
 
 
 A = Device(sys.argv[1], int(sys.argv[2]))

@@ -2,6 +2,8 @@
 QP pairs, polling with a deadline, completion checks.  Imported by the
 test scripts in this directory (run with /usr/bin/python3, whose pyverbs
 is Debian's)."""
+import ctypes
+import struct
 import time
 
 import pyverbs.enums as e
@@ -9,7 +11,7 @@ from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 
 MTUS = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024, 2048: e.IBV_MTU_2048,
         4096: e.IBV_MTU_4096}
@@ -132,3 +134,65 @@ def expect(wc, status, what, opcode=None, byte_len=None):
         assert wc.byte_len == byte_len, f"{what}: byte_len {wc.byte_len}, want {byte_len}"
     extra = f" opcode {wc.opcode} byte_len {wc.byte_len}" if status == e.IBV_WC_SUCCESS else ""
     print(f"ok: {what}: status {wc.status}{extra}")
+
+
+# struct rxe_queue_buf: the producer index's offset, the first slot's.
+RING_PROD, RING_DATA = 128, 384
+WR_FLUSH = 14
+
+
+def uverbs_maps():
+    """The /dev/infiniband/uverbs mappings of this process (start, end)."""
+    out = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "/dev/infiniband/uverbs" in line:
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                out.add((lo, hi))
+    return out
+
+
+class SendRing:
+    """A QP's mapped send ring, as librxe maps it."""
+
+    def __init__(self, lo, hi):
+        self.mem = (ctypes.c_char * (hi - lo)).from_address(lo)
+        self.log2, self.mask = struct.unpack_from("<II", self.mem, 0)
+
+    def push(self, wqe):
+        prod = struct.unpack_from("<I", self.mem, RING_PROD)[0]
+        off = RING_DATA + ((prod & self.mask) << self.log2)
+        ctypes.memset(ctypes.addressof(self.mem) + off, 0, 1 << self.log2)
+        ctypes.memmove(ctypes.addressof(self.mem) + off, wqe, len(wqe))
+        struct.pack_into("<I", self.mem, RING_PROD, (prod + 1) & self.mask)
+
+
+def post_flush(qp, ring, wr_id, rkey, va, length, plt, sel):
+    """Posts a signaled FLUSH WQE on ibv_qp_ex `qp` as rdma-core 47's
+    wr_flush writes it (Debian 12's librxe 44 has no ibv_wr_flush): into
+    the mapped send ring `ring` (struct rxe_send_wqe: opcode 14,
+    wr.flush.rkey/type/level, iova and dma.length), published with the
+    ring's producer index, then the doorbell librxe rings, an empty
+    ibv_wr_start/ibv_wr_complete batch."""
+    w = bytearray(208)
+    struct.pack_into("<QIII", w, 0, wr_id, 0, WR_FLUSH, e.IBV_SEND_SIGNALED)
+    struct.pack_into("<QIIBB", w, 24, va, length, rkey, plt, sel)
+    struct.pack_into("<Q", w, 152, va)              # iova
+    struct.pack_into("<II", w, 184, length, length)  # dma.length, dma.resid
+    ring.push(bytes(w))
+    qp.wr_start()
+    qp.wr_complete()
+
+
+def qp_with_ring(d, cq, ops, max_send_wr):
+    """An RC ibv_qp_ex on Device `d` (send ops `ops`) and its send ring
+    (of its two new mappings, the one with the larger slots)."""
+    before = uverbs_maps()
+    qp = QPEx(d.ctx, QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, pd=d.pd,
+                                  cap=QPCap(max_send_wr=max_send_wr, max_recv_wr=4, max_send_sge=1,
+                                            max_recv_sge=1),
+                                  comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                                  send_ops_flags=ops))
+    rings = [SendRing(lo, hi) for lo, hi in uverbs_maps() - before]
+    assert len(rings) == 2, f"{len(rings)} new ring mappings"
+    return qp, max(rings, key=lambda r: r.log2)

@@ -11,7 +11,14 @@
 # ask again for the rest, the responder executes the READ again from that
 # PSN) and 200 fetch-and-adds from two QPs onto one counter (exactly 200
 # afterwards, every original value once: a resent atomic is answered from
-# the responder's saved result, never executed twice).
+# the responder's saved result, never executed twice).  Then rounds of
+# WRITE, ATOMIC WRITE, FLUSH and READ (persist_loss_test.py): every
+# completion in order, no READ returns an ATOMIC WRITE older than its
+# round's, each FLUSHed slot holds its data, so a lost FLUSH or ATOMIC
+# WRITE acknowledgement is answered again, never executed out of turn.
+# Between two rrxe devices only: with C rxe as the requester, one of its
+# resent ATOMIC WRITEs got a remote access error from rrxe (not
+# understood yet, see the issue notes).
 . "$RRXE_TOP/tools/testing/vm/pingpong.sh"
 lossy() {
 	# Resolve the neighbours first: a lost ARP would fail the connection
@@ -35,6 +42,12 @@ for pair in "${pairs[@]}"; do
 		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
 		--phases read,faa --size 1M --bytes "${LOSS_READ_BYTES:-4M}" --window 2 --atomics 200 ||
 		fail "$pair: READ/atomic loss test"
+	if [ "$pair" = "rrxe rrxe" ]; then
+		/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/persist_loss_test.py" \
+			ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
+			--rounds "${PERSIST_ROUNDS:-150}" --window 4 ||
+			fail "$pair: FLUSH/ATOMIC WRITE loss test"
+	fi
 	note "$pair: passed with 5% loss"
 	if [ "$pair" = "rrxe rrxe" ]; then
 		stats=$(rdma statistic show link ppa0/1; rdma statistic show link ppb0/1)
@@ -45,6 +58,7 @@ for pair in "${pairs[@]}"; do
 		echo "$stats" | grep -Eq "read_replays [1-9]" || fail "no READ executed again after a loss"
 		echo "$stats" | grep -Eq "atomic_replays [1-9]" || fail "no atomic answered from the saved result"
 		echo "$stats" | grep -Eq "atomics_executed 200( |$)" || fail "atomics executed other than 200 times"
+		echo "$stats" | grep -Eq "flushes_executed [1-9]" || fail "no FLUSH executed"
 	fi
 done
 pp_teardown
