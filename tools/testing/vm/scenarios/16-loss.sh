@@ -16,9 +16,11 @@
 # completion in order, no READ returns an ATOMIC WRITE older than its
 # round's, each FLUSHed slot holds its data, so a lost FLUSH or ATOMIC
 # WRITE acknowledgement is answered again, never executed out of turn.
-# Between two rrxe devices only: with C rxe as the requester, one of its
-# resent ATOMIC WRITEs got a remote access error from rrxe (not
-# understood yet, see the issue notes).
+# Between two rrxe devices only: C rxe as the requester resends an ATOMIC
+# WRITE at address 0 (its req_retry() takes the address only for atomics,
+# READs and WRITEs, and ATOMIC WRITE is none of them), which rrxe, as any
+# responder, refuses with a remote access error when the first copy was
+# lost.
 . "$RRXE_TOP/tools/testing/vm/pingpong.sh"
 lossy() {
 	# Resolve the neighbours first: a lost ARP would fail the connection
