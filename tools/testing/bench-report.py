@@ -48,7 +48,8 @@ def fmt(xs):
     return f"{statistics.median(xs):9.2f} [{min(xs):.1f}-{max(xs):.1f}]"
 
 
-out = ["rrxe vs C rxe, one VM boot, two namespaces over veth; medians over rounds [min-max]",
+out = ["rrxe vs C rxe, one VM boot, medians over rounds [min-max]; perftest and pingpong: two "
+       "namespaces over veth; nvme_*: two devices at the ends of a veth in the initial namespace",
        f"{'cell':34s} {'C rxe':>22s} {'rrxe':>22s} {'rrxe/C':>8s} {'[spread]':>13s}  goal"]
 order = sorted(vals, key=lambda c: (units[c], c[0], c[3], c[1], c[2]))
 met = 0
