@@ -3,6 +3,24 @@
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# Kernel messages that mean a scenario broke the kernel, whatever it
+# printed: oopses, KASAN/KFENCE/UBSAN reports, lockdep and
+# sleeping-in-atomic ("BUG:"/"WARNING:"), debugobjects, refcount and
+# hung-task reports.
+BAD_DMESG='BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|KFENCE|ODEBUG|kmemleak|rust_panic|panicked|blocked for more than|possible circular locking|inconsistent lock state|sleeping function called'
+
+# scenario_why RC DMESG: why a scenario that exited RC (124: its time
+# limit) and left the kernel log DMESG failed; nothing if it passed.
+scenario_why() {
+	local why=""
+	[ "$1" = 0 ] || why="exit $1"
+	[ "$1" = 124 ] && why="timed out"
+	if grep -Eq "$BAD_DMESG" "$2"; then
+		why="${why:+$why, }kernel log: $(grep -Em1 "$BAD_DMESG" "$2")"
+	fi
+	echo "$why"
+}
+
 # `make test` on the debug kernel (KASAN, lockdep, kmemleak: ~10x slower):
 # scenarios keep every rrxe code path but drop repetitions that only
 # matter for C rxe or for volume (the release run and make test-full

@@ -15,7 +15,6 @@ export RRXE_TEST_LEVEL=${RRXE_TEST_LEVEL:-quick} RRXE_FLAVOR=${RRXE_FLAVOR:-rele
 . "$here/lib.sh"
 # shellcheck disable=SC1091
 . "$here/pair.sh"
-BAD_DMESG='BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|KFENCE|ODEBUG|kmemleak|rust_panic|panicked|blocked for more than|possible circular locking|inconsistent lock state|sleeping function called'
 tap="$out/vm.tap"
 echo "TAP version 13" >"$tap"
 
@@ -36,12 +35,7 @@ for s in "$here"/pair-scenarios/*.sh; do
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	dmesg >"$out/$name.dmesg"
-	why=""
-	[ $rc = 0 ] || why="exit $rc"
-	[ $rc = 124 ] && why="timed out"
-	if grep -Eq "$BAD_DMESG" "$out/$name.dmesg"; then
-		why="${why:+$why, }kernel log: $(grep -Em1 "$BAD_DMESG" "$out/$name.dmesg")"
-	fi
+	why=$(scenario_why "$rc" "$out/$name.dmesg")
 	if [ -z "$why" ]; then
 		line="ok $n - $name # ${secs%???????}s"
 	else

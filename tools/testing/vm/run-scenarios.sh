@@ -30,10 +30,10 @@ if [ "$RRXE_FLAVOR" = debug ]; then
 		export RRXE_MATRIX=${RRXE_MATRIX:-smoke} LOSS_MESSAGES=${LOSS_MESSAGES:-20}
 	fi
 fi
-# Kernel messages that mean a scenario broke the kernel, whatever it printed:
-# oopses, KASAN/KFENCE/UBSAN reports, lockdep and sleeping-in-atomic
-# ("BUG:"/"WARNING:"), debugobjects, refcount and hung-task reports.
-BAD_DMESG='BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|KFENCE|ODEBUG|kmemleak|rust_panic|panicked|blocked for more than|possible circular locking|inconsistent lock state|sleeping function called'
+# lib.sh: fail, BAD_DMESG and scenario_why (what counts as a broken
+# kernel), shared with run-pair.sh.
+# shellcheck disable=SC1091
+. "$here/lib.sh"
 kmemleak=/sys/kernel/debug/kmemleak
 # Leaks already there at boot are not ours.
 [ -w $kmemleak ] && echo clear >$kmemleak
@@ -80,12 +80,7 @@ for s in "$here"/scenarios/*.sh; do
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	dmesg >"$out/$name.dmesg"
-	why=""
-	[ $rc = 0 ] || why="exit $rc"
-	[ $rc = 124 ] && why="timed out"
-	if grep -Eq "$BAD_DMESG" "$out/$name.dmesg"; then
-		why="${why:+$why, }kernel log: $(grep -Em1 "$BAD_DMESG" "$out/$name.dmesg")"
-	fi
+	why=$(scenario_why "$rc" "$out/$name.dmesg")
 	if [ -z "$why" ]; then
 		line="ok $n - $name # ${secs%???????}s"
 	else

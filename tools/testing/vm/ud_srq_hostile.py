@@ -11,7 +11,6 @@ into the rings librxe maps, as a buggy or hostile process could.
     nothing read outside the ring, the receiving QP unharmed.
 No case may crash, hang or complete successfully.
 usage: ud_srq_hostile.py DEV GIDX"""
-import ctypes
 import struct
 import sys
 
@@ -26,10 +25,8 @@ from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import poll, error_state, state  # noqa: E402
+from verbs_util import error_state, new_maps, poll, state  # noqa: E402
 
-# struct rxe_queue_buf
-PROD, DATA = 128, 384
 QKEY = 0x1234
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
@@ -37,46 +34,6 @@ ctx = Context(name=dev)
 pd = PD(ctx)
 gid = ctx.query_gid(1, gidx)
 mr = MR(pd, 65536, e.IBV_ACCESS_LOCAL_WRITE)
-
-
-def uverbs_maps():
-    out = set()
-    with open("/proc/self/maps") as f:
-        for line in f:
-            if "/dev/infiniband/uverbs" in line:
-                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-                out.add((lo, hi))
-    return out
-
-
-class Ring:
-    """A mapped ring (struct rxe_queue_buf)."""
-
-    def __init__(self, lo, hi):
-        self.mem = (ctypes.c_char * (hi - lo)).from_address(lo)
-        self.log2, self.mask = struct.unpack_from("<II", self.mem, 0)
-
-    def prod(self):
-        return struct.unpack_from("<I", self.mem, PROD)[0]
-
-    def set_prod(self, v):
-        struct.pack_into("<I", self.mem, PROD, v)
-
-    def slot(self, i):
-        return DATA + ((i & self.mask) << self.log2)
-
-    def push(self, wqe):
-        p = self.prod()
-        off = self.slot(p)
-        ctypes.memset(ctypes.addressof(self.mem) + off, 0, 1 << self.log2)
-        ctypes.memmove(ctypes.addressof(self.mem) + off, wqe, len(wqe))
-        self.set_prod((p + 1) & self.mask)
-
-
-def new_maps(make):
-    before = uverbs_maps()
-    obj = make()
-    return obj, [Ring(lo, hi) for lo, hi in uverbs_maps() - before]
 
 
 def ud_qp(cq, srq=None):

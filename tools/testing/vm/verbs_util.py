@@ -152,19 +152,37 @@ def uverbs_maps():
     return out
 
 
-class SendRing:
-    """A QP's mapped send ring, as librxe maps it."""
+class Ring:
+    """A mapped ring (struct rxe_queue_buf), as librxe maps it: its
+    producer index and slots, written the way librxe writes them."""
 
     def __init__(self, lo, hi):
         self.mem = (ctypes.c_char * (hi - lo)).from_address(lo)
         self.log2, self.mask = struct.unpack_from("<II", self.mem, 0)
 
+    def prod(self):
+        return struct.unpack_from("<I", self.mem, RING_PROD)[0]
+
+    def set_prod(self, v):
+        struct.pack_into("<I", self.mem, RING_PROD, v)
+
+    def slot(self, i):
+        return RING_DATA + ((i & self.mask) << self.log2)
+
     def push(self, wqe):
-        prod = struct.unpack_from("<I", self.mem, RING_PROD)[0]
-        off = RING_DATA + ((prod & self.mask) << self.log2)
+        p = self.prod()
+        off = self.slot(p)
         ctypes.memset(ctypes.addressof(self.mem) + off, 0, 1 << self.log2)
         ctypes.memmove(ctypes.addressof(self.mem) + off, wqe, len(wqe))
-        struct.pack_into("<I", self.mem, RING_PROD, (prod + 1) & self.mask)
+        self.set_prod((p + 1) & self.mask)
+
+
+def new_maps(make):
+    """`make()`'s result and the rings it mapped (the new uverbs
+    mappings)."""
+    before = uverbs_maps()
+    obj = make()
+    return obj, [Ring(lo, hi) for lo, hi in uverbs_maps() - before]
 
 
 def post_flush(qp, ring, wr_id, rkey, va, length, plt, sel):
@@ -187,12 +205,10 @@ def post_flush(qp, ring, wr_id, rkey, va, length, plt, sel):
 def qp_with_ring(d, cq, ops, max_send_wr):
     """An RC ibv_qp_ex on Device `d` (send ops `ops`) and its send ring
     (of its two new mappings, the one with the larger slots)."""
-    before = uverbs_maps()
-    qp = QPEx(d.ctx, QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, pd=d.pd,
-                                  cap=QPCap(max_send_wr=max_send_wr, max_recv_wr=4, max_send_sge=1,
-                                            max_recv_sge=1),
-                                  comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-                                  send_ops_flags=ops))
-    rings = [SendRing(lo, hi) for lo, hi in uverbs_maps() - before]
+    qp, rings = new_maps(lambda: QPEx(d.ctx, QPInitAttrEx(
+        qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, pd=d.pd,
+        cap=QPCap(max_send_wr=max_send_wr, max_recv_wr=4, max_send_sge=1, max_recv_sge=1),
+        comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+        send_ops_flags=ops)))
     assert len(rings) == 2, f"{len(rings)} new ring mappings"
     return qp, max(rings, key=lambda r: r.log2)
