@@ -13,7 +13,7 @@
 # 1. fio writes a pattern with queue depth 32 over 2 I/O queues and
 #    verifies it (crc32c); then the first 32 MiB hash the same on the
 #    host's block device and on the target's null_blk.
-# 2. The same with 1% netem loss on both VMs' eth0 (16 MiB): data exact,
+# 2. The same with 1% netem loss on both VMs' eth0 (4 MiB): data exact,
 #    packets were dropped.  C rxe's requester fails a READ now and then
 #    under loss (C rxe to C rxe too: the NVMe queue reconnects), so the
 #    host may see its queues reconnect: nvme retries the I/O (controller
@@ -74,7 +74,7 @@ pairing() { # target-driver host-driver
 		pair_sync "$SCEN_PART-written" 900
 		tc qdisc add dev eth0 root netem loss 1%
 		pair_sync "$SCEN_PART-lossy"
-		fio_verify "$SCEN_PART-lossy" 16M
+		fio_verify "$SCEN_PART-lossy" 4M
 		d=$(dropped)
 		tc qdisc del dev eth0 root
 		note "$label, 1% loss: data exact, VM b dropped $d packets; $(dmesg | grep -c 'Successfully reconnected') reconnects so far"
