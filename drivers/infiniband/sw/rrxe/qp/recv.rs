@@ -53,10 +53,6 @@ pub(crate) struct ReadReply {
     /// Packets it takes, and those sent.
     pub(crate) npkts: u32,
     pub(crate) sent: u32,
-    /// The READ's packets the requester has already (a replay from the
-    /// middle: the response continues its message, see
-    /// `proto::segment::replay_response_opcode`).
-    pub(crate) skip: u32,
     /// The PSNs of the whole READ it answers (first, count): a duplicate
     /// of that READ restarts the response instead of waiting for its end.
     pub(crate) read_psns: (Psn, u32),

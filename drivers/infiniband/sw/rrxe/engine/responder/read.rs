@@ -80,7 +80,6 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<u32
         len,
         npkts,
         sent: 0,
-        skip: 0,
         read_psns: (pkt.psn(), npkts),
     });
     Ok(npkts)
@@ -106,7 +105,6 @@ pub(super) fn replay(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) {
         len: reth.len(),
         npkts: rp.read.npkts - rp.skip,
         sent: 0,
-        skip: rp.skip,
         read_psns: (rp.read.first_psn, rp.read.npkts),
     };
     qp.count(Counter::ReadReplays);
@@ -141,7 +139,10 @@ pub(crate) fn reply_step(qp: &Arc<Qp>, r: &mut RecvSide) {
     };
     let j = rep.sent;
     let (off, len) = payload_of(j, rep.len, r.params.pmtu);
-    let opcode = replay_response_opcode(rep.skip, j, rep.npkts);
+    // Packets of the READ the requester has already: a replay from the
+    // middle continues the message.
+    let skip = rep.read_psns.0.distance_to(rep.psn);
+    let opcode = replay_response_opcode(skip, j, rep.npkts);
     let psn = rep.psn.add(j);
     let bth = Bth::new(opcode, r.params.dest_qpn, psn).with_pkey(BTH_DEF_PKEY);
     let mut ext = ExtHeaders::default();
