@@ -10,6 +10,10 @@ pub(crate) mod attr;
 // samples/rust does.
 #[allow(dead_code)]
 pub(crate) mod client;
+// Kernel verbs as a consumer uses them: rrxe is a provider and does not
+// use them; samples/rust does.
+#[allow(dead_code)]
+pub(crate) mod consumer;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod event;

@@ -55,7 +55,7 @@ impl IbDevice {
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    fn raw(&self) -> *mut bindings::ib_device {
+    pub(super) fn raw(&self) -> *mut bindings::ib_device {
         self.0.get()
     }
 
