@@ -13,7 +13,8 @@
 # Exits 0 when both commands did; their output is prefixed [a] and [b].
 # RRXE_OUT (a host directory, temporary by default) gets a/ and b/, each
 # VM's RRXE_OUT, and pair/, the shared directory.  FLAVOR, VM_MEM and
-# VM_TIMEOUT as for vm-run.sh.
+# VM_TIMEOUT as for vm-run.sh; VM_MONITOR_DIR (debugging) puts each VM's
+# qemu monitor there as a.sock and b.sock.
 . "$(dirname "$0")/lib.sh"
 rrxe_trap_errors
 RRXE_STEP="starting the two $FLAVOR VMs"
@@ -47,7 +48,7 @@ cleanup() {
 trap cleanup EXIT
 
 run_one() { # name cmd local-port remote-port mac
-	VM_CPUS=1 VM_NAME="rrxe-$1" VM_PAIR="$OUT/pair" RRXE_OUT="$OUT/$1" VM_MAC=$5 \
+	VM_CPUS=1 VM_NAME="rrxe-$1" VM_MONITOR=${VM_MONITOR_DIR:+$VM_MONITOR_DIR/$1.sock} VM_PAIR="$OUT/pair" RRXE_OUT="$OUT/$1" VM_MAC=$5 \
 		VM_NIC="socket,udp=127.0.0.1:$4,localaddr=127.0.0.1:$3" \
 		bash "$RRXE_TOP/scripts/vm-run.sh" "$2" 2>&1 | sed -u "s/^/[$1] /"
 	return "${PIPESTATUS[0]}"

@@ -77,11 +77,16 @@ if [ -n "${VM_PAIR:-}" ]; then
 	append+=" rrxe.pair=$VM_PAIR"
 fi
 
+# VM_MONITOR=PATH: qemu's human monitor on a Unix socket (debugging: e.g.
+# "info registers" samples where a spinning guest CPU is).
+monitor=none
+if [ -n "${VM_MONITOR:-}" ]; then monitor="unix:$VM_MONITOR,server=on,wait=off"; fi
+
 qrc=0
 # shellcheck disable=SC2046
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
 	-machine pc -accel tcg,thread=multi -cpu "${VM_CPU:-max}" -smp "$cpus,sockets=$cpus,cores=1" -m "${VM_MEM:-2048}" \
-	-nodefaults -no-user-config -display none -serial stdio -monitor none -no-reboot \
+	-nodefaults -no-user-config -display none -serial stdio -monitor "$monitor" -no-reboot \
 	-kernel "$KDIR/arch/x86/boot/bzImage" -append "$append" \
 	$(share rrxe_root / ro) \
 	$(share rrxe_mods "$KMODROOT/lib/modules/$kver" ro) \

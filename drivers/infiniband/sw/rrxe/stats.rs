@@ -79,10 +79,14 @@ pub(crate) enum Counter {
     SentBytes,
     /// Bytes of the packets counted in `RcvdPkts` (IP header onwards).
     RcvdBytes,
+    /// Duplicate SENDs and WRITEs not acknowledged again because a READ
+    /// or atomic executed after them answers for them (see
+    /// `proto::resources::Resources::any_after`).
+    DupAckCovered,
 }
 
 /// Number of counters.
-pub(crate) const NUM: usize = Counter::RcvdBytes as usize + 1;
+pub(crate) const NUM: usize = Counter::DupAckCovered as usize + 1;
 
 /// Counter names, in [`Counter`] order.
 pub(crate) static DESCS: [StatDesc; NUM] = [
@@ -118,6 +122,7 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"rdma_recvs"),
     StatDesc::new(c"sent_bytes"),
     StatDesc::new(c"rcvd_bytes"),
+    StatDesc::new(c"dup_acks_covered"),
 ];
 
 /// One device's counters.

@@ -421,6 +421,13 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
                 atomic::replay(qp, r, pkt);
             } else if info.has(flags::ATOMIC_WRITE) || info.has(flags::FLUSH) {
                 atomic::replay_write(qp, r, pkt);
+            } else if r.res.any_after(pkt.psn()) {
+                // A READ or atomic executed after it: the requester
+                // resends that too, and its response acknowledges this
+                // duplicate; an ACK of its own would reach the requester
+                // after responses to later requests (see
+                // `proto::resources::Resources::any_after`).
+                qp.count(Counter::DupAckCovered);
             } else {
                 // IBTA C9-105: acknowledged again, at the last PSN an ACK
                 // may carry (see `RecvSide::ack_psn`), which covers the

@@ -60,6 +60,17 @@ pub enum Resource<M> {
     Written(Psn),
 }
 
+impl<M> Resource<M> {
+    /// The request's (first) PSN.
+    pub fn psn(&self) -> Psn {
+        match self {
+            Resource::Read(r) => r.first_psn,
+            Resource::Atomic { psn, .. } => *psn,
+            Resource::Written(psn) => *psn,
+        }
+    }
+}
+
 /// A duplicate READ to execute again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replay<'a, M> {
@@ -151,6 +162,26 @@ impl<M, S: DerefMut<Target = [Option<Resource<M>>]>> Resources<M, S> {
     pub fn written(&self, psn: Psn) -> bool {
         self.newest_first()
             .any(|r| matches!(r, Resource::Written(p) if *p == psn))
+    }
+
+    /// Whether a READ, atomic, ATOMIC WRITE or FLUSH executed after `psn`
+    /// is remembered.  The newest entry is the last one executed, so if
+    /// any such request followed `psn`, the newest did (PSNs compared in
+    /// the 2^23 window).
+    ///
+    /// A duplicate SEND or WRITE at `psn` is then not acknowledged
+    /// again: the requester resends (go-back-N) that later request too,
+    /// and the response to it (a READ response with its AETH, an atomic
+    /// or RDMA READ response ACK) acknowledges the duplicate.  A
+    /// separate ACK can only arrive stale, after responses to later
+    /// requests: C rxe's completer, in the middle of a READ response,
+    /// takes an ACK older than its expected PSN as the end of that
+    /// response, then fails the READ at its next packet (found with NVMe
+    /// between the two drivers under loss).
+    pub fn any_after(&self, psn: Psn) -> bool {
+        self.newest_first()
+            .next()
+            .is_some_and(|r| r.psn().is_after(psn))
     }
 
     /// The READ a duplicate at `psn` asking for `len` bytes at `va`
@@ -277,6 +308,23 @@ mod tests {
         assert!(r.read_replay(p(1), 0x10_000 + 3072, 5000, 1024).is_none());
         assert!(r.read_replay(p(3), 0x10_000 + 5120, 0, 1024).is_none());
         assert!(r.read_replay(p(0xff_fff0), 0x10_000, 5000, 1024).is_none());
+    }
+
+    #[test]
+    fn a_later_read_or_atomic_covers_a_duplicate() {
+        let mut r = ring(2);
+        let p = |v| Psn::new(v);
+        assert!(!r.any_after(p(5)), "nothing executed");
+        r.insert(read(6, 2, 0, 2048)).unwrap();
+        assert!(r.any_after(p(5)));
+        assert!(!r.any_after(p(6)), "the READ itself");
+        assert!(!r.any_after(p(9)), "a SEND after the READ");
+        // The newest entry decides, across the PSN wrap too.
+        r.insert(Resource::Atomic { psn: p(0), orig: 0 }).unwrap();
+        assert!(r.any_after(p(0xff_fff0)));
+        assert!(!r.any_after(p(1)));
+        r.insert(Resource::Written(p(3))).unwrap();
+        assert!(r.any_after(p(2)) && !r.any_after(p(3)));
     }
 
     #[test]
