@@ -77,6 +77,9 @@ note "rk0 sent $sent packets for the sample"
 rmmod rrxe_sample_kqp || fail "rmmod rrxe_sample_kqp"
 left=$(rdma resource show pd; rdma resource show cq; rdma resource show qp; rdma resource show mr)
 echo "$left" | grep -q rrxe_sample_kqp && fail "the sample's resources outlived it: $left"
+ip netns exec nsrxe rdma link delete rxk0
 rdma link delete rk0
 ip netns del nsrxe
+wait_for 30 bash -c '! ls -d /sys/class/infiniband/rk0 /sys/class/infiniband/rxk0 >/dev/null 2>&1' ||
+	fail "rk0 or rxk0 stayed after rdma link delete"
 rmmod rdma_rxe rdma_rrxe
