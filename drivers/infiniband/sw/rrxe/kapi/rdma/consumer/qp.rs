@@ -97,15 +97,20 @@ impl<'a> RcQp<'a> {
         recv_cq: &'a Cq<'_>,
         size: QpSize,
     ) -> Result<Self> {
-        let mut init = bindings::ib_qp_init_attr::default();
-        init.send_cq = send_cq.raw();
-        init.recv_cq = recv_cq.raw();
-        init.cap.max_send_wr = size.send_wr;
-        init.cap.max_recv_wr = size.recv_wr;
-        init.cap.max_send_sge = 1;
-        init.cap.max_recv_sge = 1;
-        init.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_ALL_WR;
-        init.qp_type = bindings::ib_qp_type_IB_QPT_RC;
+        let mut init = bindings::ib_qp_init_attr {
+            send_cq: send_cq.raw(),
+            recv_cq: recv_cq.raw(),
+            cap: bindings::ib_qp_cap {
+                max_send_wr: size.send_wr,
+                max_recv_wr: size.recv_wr,
+                max_send_sge: 1,
+                max_recv_sge: 1,
+                ..Default::default()
+            },
+            sq_sig_type: bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
+            qp_type: bindings::ib_qp_type_IB_QPT_RC,
+            ..Default::default()
+        };
         // SAFETY: `pd` and both CQs are live for `'a` and on the same
         // device; `init` is a complete attribute block for the call; the
         // owner name is 'static.
@@ -145,13 +150,16 @@ impl<'a> RcQp<'a> {
         local_psn: u32,
         remote_psn: u32,
     ) -> Result {
-        let mut a = bindings::ib_qp_attr::default();
-        a.qp_state = bindings::ib_qp_state_IB_QPS_INIT;
-        a.pkey_index = 0;
-        a.port_num = local.port;
-        a.qp_access_flags = (bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE
-            | bindings::ib_access_flags_IB_ACCESS_REMOTE_READ
-            | bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE) as i32;
+        let mut a = bindings::ib_qp_attr {
+            qp_state: bindings::ib_qp_state_IB_QPS_INIT,
+            pkey_index: 0,
+            port_num: local.port,
+            qp_access_flags: (bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE
+                | bindings::ib_access_flags_IB_ACCESS_REMOTE_READ
+                | bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE)
+                as i32,
+            ..Default::default()
+        };
         self.modify(
             &mut a,
             bindings::ib_qp_attr_mask_IB_QP_STATE
@@ -160,22 +168,32 @@ impl<'a> RcQp<'a> {
                 | bindings::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS,
         )?;
 
-        let mut a = bindings::ib_qp_attr::default();
-        a.qp_state = bindings::ib_qp_state_IB_QPS_RTR;
-        a.path_mtu = bindings::ib_mtu_IB_MTU_1024;
-        a.dest_qp_num = remote_qpn;
-        a.rq_psn = remote_psn & 0xff_ffff;
-        a.max_dest_rd_atomic = 1;
-        a.min_rnr_timer = 12;
-        a.ah_attr.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
-        a.ah_attr.port_num = local.port;
-        a.ah_attr.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
-        a.ah_attr.grh.sgid_index = local.index;
-        a.ah_attr.grh.hop_limit = 64;
-        a.ah_attr.grh.dgid.raw = remote.gid;
-        // A kernel consumer gives the resolved next-hop MAC (ib_core
-        // resolves it only for user space).
-        a.ah_attr.__bindgen_anon_1.roce = bindings::roce_ah_attr { dmac: remote.mac };
+        let mut a = bindings::ib_qp_attr {
+            qp_state: bindings::ib_qp_state_IB_QPS_RTR,
+            path_mtu: bindings::ib_mtu_IB_MTU_1024,
+            dest_qp_num: remote_qpn,
+            rq_psn: remote_psn & 0xff_ffff,
+            max_dest_rd_atomic: 1,
+            min_rnr_timer: 12,
+            ah_attr: bindings::rdma_ah_attr {
+                type_: bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE,
+                port_num: local.port,
+                ah_flags: bindings::ib_ah_flags_IB_AH_GRH as u8,
+                grh: bindings::ib_global_route {
+                    sgid_index: local.index,
+                    hop_limit: 64,
+                    dgid: bindings::ib_gid { raw: remote.gid },
+                    ..Default::default()
+                },
+                // A kernel consumer gives the resolved next-hop MAC
+                // (ib_core resolves it only for user space).
+                __bindgen_anon_1: bindings::rdma_ah_attr__bindgen_ty_1 {
+                    roce: bindings::roce_ah_attr { dmac: remote.mac },
+                },
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         self.modify(
             &mut a,
             bindings::ib_qp_attr_mask_IB_QP_STATE
@@ -187,13 +205,15 @@ impl<'a> RcQp<'a> {
                 | bindings::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER,
         )?;
 
-        let mut a = bindings::ib_qp_attr::default();
-        a.qp_state = bindings::ib_qp_state_IB_QPS_RTS;
-        a.sq_psn = local_psn & 0xff_ffff;
-        a.timeout = 14;
-        a.retry_cnt = 7;
-        a.rnr_retry = 7;
-        a.max_rd_atomic = 1;
+        let mut a = bindings::ib_qp_attr {
+            qp_state: bindings::ib_qp_state_IB_QPS_RTS,
+            sq_psn: local_psn & 0xff_ffff,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            max_rd_atomic: 1,
+            ..Default::default()
+        };
         self.modify(
             &mut a,
             bindings::ib_qp_attr_mask_IB_QP_STATE
@@ -209,10 +229,12 @@ impl<'a> RcQp<'a> {
     /// context.
     pub(crate) fn post_recv(&self, wr_id: u64, sge: &Sge<'a>) -> Result {
         let mut list = sge.raw();
-        let mut wr = bindings::ib_recv_wr::default();
-        wr.__bindgen_anon_1.wr_id = wr_id;
-        wr.sg_list = &mut list;
-        wr.num_sge = 1;
+        let wr = bindings::ib_recv_wr {
+            __bindgen_anon_1: bindings::ib_recv_wr__bindgen_ty_1 { wr_id },
+            sg_list: &mut list,
+            num_sge: 1,
+            ..Default::default()
+        };
         let mut bad: *const bindings::ib_recv_wr = core::ptr::null();
         // SAFETY: `self.qp` is a live QP; its device's ops stay while
         // the device does, which outlives the PD `self` borrows.
@@ -262,7 +284,7 @@ impl<'a> RcQp<'a> {
         let has_data = list.length != 0;
         for w in [&mut rdma.wr, &mut reg.wr] {
             w.__bindgen_anon_1.wr_id = wr_id;
-            w.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED as i32;
+            w.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
             if has_data {
                 w.sg_list = &mut list;
                 w.num_sge = 1;
