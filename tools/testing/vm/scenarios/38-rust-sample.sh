@@ -39,7 +39,7 @@ rmmod rdma_rxe rdma_rrxe
 # must be there, the stale key must be refused, the packets must have
 # gone through rrxe's engine (its sent-packet counter), and unloading
 # the sample must leave no PD, CQ, QP or MR behind.
-gidhex() { printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$1" | tr . ' '); }
+. "$RRXE_TOP/tools/testing/vm/pingpong.sh"
 mkveth vkq0 vkq1
 ip addr add 10.81.0.1/24 dev vkq0
 modprobe rdma_rrxe
@@ -47,9 +47,8 @@ rdma link add rk0 type rrxe netdev vkq0
 c_rxe_in_ns vkq1 rxk0
 ip netns exec nsrxe ip addr add 10.81.0.2/24 dev vkq1
 for d in rk0:10.81.0.1 rxk0:10.81.0.2; do
-	wait_for 20 grep -q ACTIVE "/sys/class/infiniband/${d%%:*}/ports/1/state" || fail "${d%%:*} not active"
-	wait_for 20 bash -c "cat /sys/class/infiniband/${d%%:*}/ports/1/gids/* | grep -q $(gidhex "${d#*:}")" ||
-		fail "${d%%:*} has no GID for ${d#*:}"
+	wait_for 20 pp_port_active "${d%%:*}" || fail "${d%%:*} not active"
+	pp_gid_index "${d%%:*}" "${d#*:}" >/dev/null || fail "${d%%:*} has no RoCE v2 GID for ${d#*:}"
 done
 sent0=$(cat /sys/class/infiniband/rk0/ports/1/hw_counters/sent_pkts)
 dmesg -C

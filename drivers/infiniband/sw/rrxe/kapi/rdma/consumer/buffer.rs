@@ -19,6 +19,21 @@ use kernel::{bindings, prelude::*};
 use super::super::client::IbDevice;
 use super::pd::Pd;
 
+/// `EOPNOTSUPP` unless `dev` does DMA by kernel virtual address
+/// (`ib_uses_virt_dma`: no DMA device), the only kind this layer serves.
+///
+/// `dev` must be a registered device (its `dma_device` is set before
+/// registration and not changed after).
+pub(super) fn require_virt_dma(dev: *mut bindings::ib_device) -> Result {
+    // SAFETY: Callers pass a registered device: the device a consumer was
+    // handed, or the one a live PD or region of it points to.
+    if unsafe { (*dev).dma_device }.is_null() {
+        Ok(())
+    } else {
+        Err(crate::kapi::eopnotsupp())
+    }
+}
+
 /// Contiguous kernel memory a virt-DMA device reads and writes.
 pub(crate) struct DmaBuf {
     // INVARIANT: `ptr` is the start of a kmalloc'd allocation of `len`
@@ -38,11 +53,7 @@ impl DmaBuf {
     /// Allocates `len` zeroed bytes for `dev`; `EOPNOTSUPP` if the device
     /// does DMA through a DMA device (its addresses are not virtual).
     pub(crate) fn new(dev: &IbDevice, len: usize) -> Result<Self> {
-        // SAFETY: `dev` is a registered device; `dma_device` is set
-        // before registration and not changed after.
-        if !unsafe { (*dev.raw()).dma_device }.is_null() {
-            return Err(crate::kapi::eopnotsupp());
-        }
+        require_virt_dma(dev.raw())?;
         if len == 0 {
             return Err(EINVAL);
         }
@@ -70,7 +81,8 @@ impl DmaBuf {
         self.ptr.as_ptr().wrapping_add(off)
     }
 
-    fn check(&self, off: usize, n: usize) -> Result {
+    /// `EINVAL` unless `[off, off + n)` lies inside the buffer.
+    pub(super) fn check(&self, off: usize, n: usize) -> Result {
         match off.checked_add(n) {
             Some(end) if end <= self.len => Ok(()),
             _ => Err(EINVAL),

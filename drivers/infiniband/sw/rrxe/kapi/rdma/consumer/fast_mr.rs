@@ -17,7 +17,7 @@
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{bindings, error::from_err_ptr, prelude::*};
 
-use super::buffer::DmaBuf;
+use super::buffer::{require_virt_dma, DmaBuf};
 use super::pd::Pd;
 
 /// A fast-registration region of a PD; it may map pieces of buffers that
@@ -45,24 +45,26 @@ impl<'a> FastRegMr<'a> {
 
     /// Lists the pages of `buf[off .. off + len)` into the region (the
     /// region's address becomes `buf.dma_addr(off)`); the list takes
-    /// effect with the next `IB_WR_REG_MR`.  `EINVAL` if the piece is out
-    /// of the buffer or does not fit the region.
+    /// effect with the next `IB_WR_REG_MR`.  `EINVAL` if the piece is
+    /// empty, out of the buffer or does not fit the region; `EOPNOTSUPP`
+    /// if the region's device is not a virt-DMA one.
     pub(crate) fn map(&mut self, buf: &'a DmaBuf, off: usize, len: u32) -> Result {
-        match off.checked_add(len as usize) {
-            Some(end) if end <= buf.len() && len > 0 => (),
-            _ => return Err(EINVAL),
+        if len == 0 {
+            return Err(EINVAL);
         }
+        buf.check(off, len as usize)?;
+        // SAFETY: `self.mr` is a live region; its device is set at
+        // allocation.
+        let dev = unsafe { (*self.mr.as_ptr()).device };
+        require_virt_dma(dev)?;
         let mut sg = bindings::scatterlist::default();
         // SAFETY: `sg` is a scatterlist entry on this stack frame; the
         // piece is inside `buf`'s allocation (checked above), which is in
         // the direct map.
         unsafe { bindings::sg_init_one(&mut sg, buf.as_ptr(off).cast(), len) };
-        // SAFETY: `self.mr` is a live region; its device is set at
-        // allocation.
-        let dev = unsafe { (*self.mr.as_ptr()).device };
         // SAFETY: `dev` is the region's registered device, a virt-DMA one
-        // (`DmaBuf` exists only for those): this sets the entry's DMA
-        // address to its virtual address, as `ib_dma_map_sg` does there.
+        // (checked above): this sets the entry's DMA address to its
+        // virtual address, as `ib_dma_map_sg` does there.
         let n = unsafe { bindings::ib_dma_virt_map_sg(dev, &mut sg, 1) };
         if n != 1 {
             return Err(EINVAL);

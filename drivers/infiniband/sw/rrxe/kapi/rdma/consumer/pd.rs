@@ -46,12 +46,6 @@ impl<'d> Pd<'d> {
         self.pd.as_ptr()
     }
 
-    /// The device the PD lives on.
-    pub(super) fn device(&self) -> *mut bindings::ib_device {
-        // SAFETY: `self.pd` is a live PD; its device is set at allocation.
-        unsafe { (*self.pd.as_ptr()).device }
-    }
-
     pub(super) fn owner(&self) -> &'static CStr {
         self.name
     }

@@ -111,11 +111,11 @@ impl<'a> RcQp<'a> {
             qp_type: bindings::ib_qp_type_IB_QPT_RC,
             ..Default::default()
         };
+        let owner = pd.owner().as_char_ptr();
         // SAFETY: `pd` and both CQs are live for `'a` and on the same
         // device; `init` is a complete attribute block for the call; the
         // owner name is 'static.
-        let qp =
-            unsafe { bindings::ib_create_qp_kernel(pd.raw(), &mut init, pd.owner().as_char_ptr()) };
+        let qp = unsafe { bindings::ib_create_qp_kernel(pd.raw(), &mut init, owner) };
         let qp = NonNull::new(from_err_ptr(qp)?).ok_or(ENOMEM)?;
         Ok(Self {
             qp,
@@ -127,6 +127,15 @@ impl<'a> RcQp<'a> {
     pub(crate) fn qp_num(&self) -> u32 {
         // SAFETY: `self.qp` is a live QP; its number never changes.
         unsafe { (*self.qp.as_ptr()).qp_num }
+    }
+
+    /// The verbs of the QP's device (what `ib_post_send` and
+    /// `ib_post_recv` call).
+    fn ops(&self) -> &bindings::ib_device_ops {
+        // SAFETY: `self.qp` is a live QP; its device, and the device's ops
+        // table, stay while the device does, which outlives the PD `self`
+        // borrows.
+        unsafe { &(*(*self.qp.as_ptr()).device).ops }
     }
 
     fn modify(&self, attr: &mut bindings::ib_qp_attr, mask: u32) -> Result {
@@ -236,10 +245,7 @@ impl<'a> RcQp<'a> {
             ..Default::default()
         };
         let mut bad: *const bindings::ib_recv_wr = core::ptr::null();
-        // SAFETY: `self.qp` is a live QP; its device's ops stay while
-        // the device does, which outlives the PD `self` borrows.
-        let post = unsafe { (*(*self.qp.as_ptr()).device).ops.post_recv }
-            .ok_or_else(crate::kapi::eopnotsupp)?;
+        let post = self.ops().post_recv.ok_or_else(crate::kapi::eopnotsupp)?;
         // SAFETY: Called as `ib_post_recv` does, with a live QP and one
         // complete request; the buffer its element names outlives the QP
         // (`Sge<'a>`).
@@ -292,10 +298,7 @@ impl<'a> RcQp<'a> {
         }
         let wr: *const bindings::ib_send_wr = if is_reg { &reg.wr } else { &rdma.wr };
         let mut bad: *const bindings::ib_send_wr = core::ptr::null();
-        // SAFETY: `self.qp` is a live QP; its device's ops stay while
-        // the device does, which outlives the PD `self` borrows.
-        let post = unsafe { (*(*self.qp.as_ptr()).device).ops.post_send }
-            .ok_or_else(crate::kapi::eopnotsupp)?;
+        let post = self.ops().post_send.ok_or_else(crate::kapi::eopnotsupp)?;
         // SAFETY: Called as `ib_post_send` does, with a live QP and one
         // complete request (`wr` points into `rdma` or `reg`, alive for
         // the call); the buffers and region it names outlive the QP.
