@@ -13,9 +13,7 @@ import sys
 IDENTITY = {"hca_id", "node_guid", "sys_image_guid", "GID"}
 # ... and capabilities rrxe does not claim until it implements them
 # (Documentation/rrxe/compat.rst lists them with the issue that adds each).
-NOT_YET = {"device_cap_flags", "device_cap_flags_ex",
-           "general_odp_caps", "rc_odp_caps", "uc_odp_caps", "ud_odp_caps",
-           "xrc_odp_caps"}
+NOT_YET = {"device_cap_flags", "device_cap_flags_ex"}
 EXCLUDED = IDENTITY | NOT_YET
 
 

@@ -11,11 +11,16 @@ use crate::kapi::rdma::{
     device::{Device, Driver, PORT},
     udata::UData,
 };
-use crate::mr::{RrxeMr, UNSUPPORTED_ACCESS};
+use crate::mr::{RrxeMr, ON_DEMAND, UNSUPPORTED_ACCESS};
 use crate::net::NetUse;
 use crate::qp::DevCore;
 use crate::stats::Counter;
-use crate::{kapi::rdma::mr::MrMemory, link, param, port, proto::gid, rrxe_ratelimited};
+use crate::{
+    kapi::rdma::mr::{odp::OdpUmem, MrMemory},
+    link, param, port,
+    proto::gid,
+    rrxe_ratelimited,
+};
 use kernel::sync::Arc;
 
 /// The uverbs ABI of include/uapi/rdma/rdma_user_rxe.h that librxe speaks.
@@ -235,8 +240,15 @@ impl Driver for RrxeDev {
         if let Some(mut u) = udata {
             u.require_empty_input()?;
         }
-        let mem = MrMemory::pin(dev, start, length, access)?;
-        let mr = dev.core.mrs.register(mem, pd, iova, length, access)?;
+        let mr = if access & ON_DEMAND != 0 {
+            let odp = OdpUmem::new(dev, start, length, access)?;
+            dev.core
+                .mrs
+                .register_on_demand(odp, pd, iova, length, access)?
+        } else {
+            let mem = MrMemory::pin(dev, start, length, access)?;
+            dev.core.mrs.register(mem, pd, iova, length, access)?
+        };
         let key = mr.state_key();
         Ok((mr, key))
     }
@@ -275,6 +287,16 @@ impl Driver for RrxeDev {
 
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result {
         dev.core.mrs.deregister(mr)
+    }
+
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: crate::kapi::rdma::mr::PdId,
+        how: crate::kapi::rdma::mr::odp::Prefetch,
+        flush: bool,
+        sges: &[crate::proto::wqe::Sge],
+    ) -> Result {
+        crate::verbs::advise::advise(&dev.core.mrs, pd, how, flush, sges)
     }
 
     type Mw = crate::mw::RrxeMw;
@@ -462,7 +484,8 @@ mod tests {
         let caps = param::device_caps(1);
         assert_eq!(caps.atomic_cap, bindings::ib_atomic_cap_IB_ATOMIC_HCA);
         // Fast registration is claimed with its page-list limit; persistent
-        // FLUSH (no persistent memory handling) and ODP are not.
+        // FLUSH (no persistent memory handling) is not; ODP as C rxe (RC
+        // 0xff, UD SEND/RECV/SRQ, no implicit regions).
         let mme = bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;
         assert_ne!(caps.device_cap_flags & mme, 0);
         assert_eq!(caps.max_fast_reg_page_list_len, param::MAX_FAST_REG_PAGES);
@@ -473,5 +496,17 @@ mod tests {
             0
         );
         assert_eq!(caps.vendor_id, 0xffffff);
+        let odp = u64::from(bindings::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING);
+        assert_ne!(caps.kernel_cap_flags & odp, 0);
+        assert_eq!(caps.odp_general_caps, 1);
+        assert_eq!(
+            (
+                caps.odp_rc_caps,
+                caps.odp_uc_caps,
+                caps.odp_ud_caps,
+                caps.odp_xrc_caps
+            ),
+            (0xff, 0, 0x23, 0)
+        );
     }
 }

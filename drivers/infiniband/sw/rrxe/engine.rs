@@ -94,6 +94,12 @@ pub(crate) fn schedule_multicast(dev: &Arc<DevCore>) {
     let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<DevCore>, 0>(dev.clone()));
 }
 
+/// Queues an asynchronous prefetch (`advise_mr`); dropped if the engine
+/// is stopping (module unload).
+pub(crate) fn schedule_prefetch(job: Arc<crate::verbs::advise::PrefetchJob>) {
+    let _ = ENGINE_WQ.with(|q| q.enqueue(job));
+}
+
 /// Queues `qp`'s receive task.
 pub(crate) fn schedule_recv(qp: &Arc<Qp>) {
     let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<Qp>, 1>(qp.clone()));

@@ -40,6 +40,7 @@ use kernel::{
 
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
 use crate::kapi::rdma::fast_reg::{FastPages, FastRegError, Registered};
+use crate::kapi::rdma::mr::odp::{OdpError, OdpUmem, Prefetch};
 use crate::kapi::rdma::mr::{Atomic64Op, MrMemory, PdId};
 use crate::kapi::{
     random,
@@ -54,6 +55,10 @@ pub(crate) struct MrState {
     /// Keeps the pages pinned until deregistration revokes it.
     #[pin]
     mem: Revocable<MrMemory>,
+    /// An on-demand-paging region's memory (`mem` is then its stand-in):
+    /// reached outside RCU, since a fault sleeps; released by
+    /// deregistration.
+    odp: Option<Pin<KBox<OdpUmem>>>,
     pd: PdId,
     iova: u64,
     length: u64,
@@ -97,6 +102,21 @@ pub(crate) enum AccessError {
     Range,
     /// An atomic's target is not 8-byte aligned in memory.
     Misaligned,
+    /// An on-demand-paging region's pages could not be faulted in (the
+    /// range unmapped, a store to memory the process may not write, the
+    /// process gone).
+    Fault,
+}
+
+impl From<OdpError> for AccessError {
+    fn from(e: OdpError) -> Self {
+        match e {
+            OdpError::Released => AccessError::Key,
+            OdpError::Range => AccessError::Range,
+            OdpError::Misaligned => AccessError::Misaligned,
+            OdpError::Fault(_) => AccessError::Fault,
+        }
+    }
 }
 
 impl MrState {
@@ -178,6 +198,9 @@ impl MrState {
         n: usize,
         f: impl FnMut(&[u8]),
     ) -> core::result::Result<(), AccessError> {
+        if let Some(odp) = &self.odp {
+            return Ok(odp.append_to(pkt, off, n, f)?);
+        }
         let mem = self.mem.try_access().ok_or(AccessError::Key)?;
         mem.append_to(pkt, off, n, f)
             .map_err(|_| AccessError::Range)
@@ -192,6 +215,9 @@ impl MrState {
         skb_off: usize,
         n: usize,
     ) -> core::result::Result<(), AccessError> {
+        if let Some(odp) = &self.odp {
+            return Ok(odp.write_from_skb(off, skb, skb_off, n)?);
+        }
         let mem = self.mem.try_access().ok_or(AccessError::Key)?;
         mem.write_from_skb(off, skb, skb_off, n)
             .map_err(|_| AccessError::Range)
@@ -205,6 +231,9 @@ impl MrState {
         off: usize,
         src: &[u8],
     ) -> core::result::Result<(), AccessError> {
+        if let Some(odp) = &self.odp {
+            return Ok(odp.write_bytes(off, src)?);
+        }
         let mem = self.mem.try_access().ok_or(AccessError::Key)?;
         mem.write_bytes(off, src).map_err(|_| AccessError::Range)
     }
@@ -216,6 +245,9 @@ impl MrState {
         off: usize,
         op: Atomic64Op,
     ) -> core::result::Result<u64, AccessError> {
+        if let Some(odp) = &self.odp {
+            return Ok(odp.atomic64(off, op)?);
+        }
         let mem = self.mem.try_access().ok_or(AccessError::Key)?;
         mem.atomic64(off, op).map_err(|e| {
             if e == EINVAL {
@@ -223,6 +255,29 @@ impl MrState {
             } else {
                 AccessError::Range
             }
+        })
+    }
+}
+
+impl MrState {
+    /// Whether this is an on-demand-paging region.
+    pub(crate) fn is_on_demand(&self) -> bool {
+        self.odp.is_some()
+    }
+
+    /// Brings `len` bytes at offset `off` of an on-demand-paging region in
+    /// as `how` says (`ibv_advise_mr`).  `EINVAL` for another region,
+    /// `EPERM` for a write prefetch of a region without local write
+    /// access.  May sleep.
+    pub(crate) fn prefetch(&self, off: usize, len: usize, how: Prefetch) -> Result {
+        let odp = self.odp.as_ref().ok_or(EINVAL)?;
+        if how == Prefetch::Write && self.access & LOCAL_WRITE == 0 {
+            return Err(EPERM);
+        }
+        odp.prefetch(off, len, how).map_err(|e| match e {
+            OdpError::Released => EINVAL,
+            OdpError::Range | OdpError::Misaligned => EFAULT,
+            OdpError::Fault(e) => e,
         })
     }
 }
@@ -279,11 +334,44 @@ impl MrTable {
         length: u64,
         access: u32,
     ) -> Result<RrxeMr> {
+        self.register_with(mem, None, pd, iova, length, access)
+    }
+
+    /// Registers an on-demand-paging region (`odp`) at `iova`, as
+    /// [`MrTable::register`].  May sleep.
+    pub(crate) fn register_on_demand(
+        &self,
+        odp: Pin<KBox<OdpUmem>>,
+        pd: PdId,
+        iova: u64,
+        length: u64,
+        access: u32,
+    ) -> Result<RrxeMr> {
+        self.register_with(
+            MrMemory::on_demand(length)?,
+            Some(odp),
+            pd,
+            iova,
+            length,
+            access,
+        )
+    }
+
+    fn register_with(
+        &self,
+        mem: MrMemory,
+        odp: Option<Pin<KBox<OdpUmem>>>,
+        pd: PdId,
+        iova: u64,
+        length: u64,
+        access: u32,
+    ) -> Result<RrxeMr> {
         let slot = self.table.reserve(1, param::MAX_MR as u32)?;
         let key = make_key(slot.index(), random_key_byte());
         let state = Arc::pin_init(
             pin_init!(MrState {
                 mem <- Revocable::new(mem),
+                odp,
                 pd,
                 iova,
                 length,
@@ -318,6 +406,11 @@ impl MrTable {
             return Err(EINVAL);
         }
         drop(self.table.remove(index(cur.key), &cur));
+        if let Some(odp) = &cur.odp {
+            // Waits for an access in progress (a fault included); later
+            // ones fail as a deregistered key.
+            odp.release();
+        }
         if let Some(pages) = cur.fast_pages() {
             pages.invalidate();
             mr.state.mem.revoke();
@@ -370,6 +463,7 @@ impl MrTable {
             Arc::pin_init(
                 pin_init!(MrState {
                     mem <- Revocable::new(mem),
+                    odp: None,
                     pd,
                     iova: reg.iova,
                     length: reg.len,
@@ -420,8 +514,11 @@ impl MrTable {
 /// The rights a fast registration may grant.
 const FAST_REG_ACCESS: u32 = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND;
 
-/// Access flags rrxe refuses: on-demand paging is not claimed.
-pub(crate) const UNSUPPORTED_ACCESS: u32 = bindings::ib_access_flags_IB_ACCESS_ON_DEMAND;
+/// `IB_ACCESS_ON_DEMAND`: an on-demand-paging region (not pinned).
+pub(crate) const ON_DEMAND: u32 = crate::kapi::rdma::mr::odp::ON_DEMAND;
+/// Access flags rrxe refuses: huge-page on-demand-paging regions (as C
+/// rxe).
+pub(crate) const UNSUPPORTED_ACCESS: u32 = crate::kapi::rdma::mr::odp::HUGETLB;
 
 #[kernel::macros::kunit_tests(rrxe_mr)]
 mod tests {

@@ -98,6 +98,11 @@ const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_C
 /// The most blocks a fast-registration region may have (C rxe's value).
 pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
 
+/// ODP SEND, RECV and SRQ RECV.
+const ODP_SEND_RECV: u32 = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND
+    | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV
+    | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV;
+
 /// What `query_device` reports for a device whose system image GUID is
 /// `sys_image_guid`.
 pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
@@ -112,8 +117,10 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         // `rdma link delete` may remove the device; alternate paths on
         // the RoCE port (patches/0008: rrxe copies the GIDs at modify_qp
         // and tracks the migration state itself, qp/migration.rs).
+        // On-demand-paging regions (kapi/rdma/mr/odp.rs).
         kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG)
-            | u64::from(bindings::ib_kernel_cap_flags_IBK_ROCE_ALT_PATH),
+            | u64::from(bindings::ib_kernel_cap_flags_IBK_ROCE_ALT_PATH)
+            | u64::from(bindings::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING),
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,
         max_sge_rd: MAX_SGE,
@@ -139,6 +146,17 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_fast_reg_page_list_len: MAX_FAST_REG_PAGES,
         max_pkeys: 64,
         local_ca_ack_delay: 15,
+        // C rxe's claims: every RC operation and UD SEND/RECV/SRQ on ODP
+        // regions, no implicit regions.  UC works on them too but is not
+        // claimed, so `ibv_devinfo -v` matches C rxe.
+        odp_general_caps: u64::from(bindings::ib_odp_general_cap_bits_IB_ODP_SUPPORT),
+        odp_rc_caps: ODP_SEND_RECV
+            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_WRITE
+            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_READ
+            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC
+            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_FLUSH
+            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC_WRITE,
+        odp_ud_caps: ODP_SEND_RECV,
         ..DeviceCaps::default()
     }
 }

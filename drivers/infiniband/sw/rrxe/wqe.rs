@@ -96,7 +96,11 @@ fn wqe_status(e: WqeError) -> WcStatus {
 fn access_status(e: AccessError) -> WcStatus {
     match e {
         AccessError::Range => WcStatus::LocLenErr,
-        AccessError::Key | AccessError::Access | AccessError::Misaligned => WcStatus::LocProtErr,
+        // A page of an on-demand-paging region that cannot be faulted in
+        // is a protection error, as on C rxe.
+        AccessError::Key | AccessError::Access | AccessError::Misaligned | AccessError::Fault => {
+            WcStatus::LocProtErr
+        }
     }
 }
 

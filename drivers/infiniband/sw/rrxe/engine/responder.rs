@@ -231,6 +231,11 @@ fn scatter_failed(err: AccessError) -> Outcome {
             status: WcStatus::LocLenErr,
             why: "message longer than the receive buffers",
         },
+        AccessError::Fault => Outcome::Fatal {
+            code: NakCode::RemoteOperationalError,
+            status: WcStatus::LocProtErr,
+            why: "receive buffer in on-demand-paging memory that cannot be faulted in",
+        },
         _ => Outcome::Fatal {
             code: NakCode::RemoteOperationalError,
             status: WcStatus::LocProtErr,
@@ -325,6 +330,9 @@ fn do_write(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> R
         mr.write_from_skb(t.off, rx.skb(), rx.payload_offset(pkt), n)
             .map_err(|e| match e {
                 AccessError::Key => denied("WRITE into a region deregistered meanwhile"),
+                AccessError::Fault => {
+                    denied("WRITE into on-demand-paging memory that cannot be faulted in")
+                }
                 _ => denied("WRITE outside the region"),
             })?;
     }

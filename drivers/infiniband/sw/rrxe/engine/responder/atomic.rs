@@ -76,6 +76,9 @@ pub(super) fn execute(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) -> Result<(),
     };
     let orig = mr.atomic(off, op).map_err(|e| match e {
         AccessError::Misaligned => Outcome::invalid("atomic target not 8-byte aligned in memory"),
+        AccessError::Fault => {
+            Outcome::denied("atomic on on-demand-paging memory that cannot be faulted in")
+        }
         _ => Outcome::denied("atomic on a region deregistered meanwhile"),
     })?;
     qp.count(Counter::AtomicsExecuted);
@@ -133,6 +136,9 @@ pub(super) fn write(
         .map_err(|e| match e {
             AccessError::Misaligned => {
                 Outcome::invalid("ATOMIC WRITE target not 8-byte aligned in memory")
+            }
+            AccessError::Fault => {
+                Outcome::denied("ATOMIC WRITE on on-demand-paging memory that cannot be faulted in")
             }
             _ => Outcome::denied("ATOMIC WRITE on a region deregistered meanwhile"),
         })?;

@@ -25,7 +25,7 @@ use kernel::sync::Arc;
 
 use super::{flush_ack, remote_region, send_ack, Denial, Outcome};
 use crate::kapi::net::skb::SkBuff;
-use crate::mr::REMOTE_READ;
+use crate::mr::{AccessError, REMOTE_READ};
 use crate::proto::aeth::{Aeth, NakCode, Syndrome};
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
@@ -170,14 +170,19 @@ pub(crate) fn reply_step(qp: &Arc<Qp>, r: &mut RecvSide) {
     match sent {
         Ok(Sent::Loopback(skb)) => super::rx::receive(&qp.dev, skb),
         Ok(_) => {}
-        // The region went away under the READ (deregistered).
-        Err(TxError::Fill(_)) => {
+        // The region went away under the READ (deregistered), or a page
+        // of an on-demand-paging region could not be faulted in.
+        Err(TxError::Fill(e)) => {
             r.reply = None;
             super::fail_request(
                 qp,
                 r,
                 WcStatus::LocAccessErr,
-                "READ from a region deregistered meanwhile",
+                if e == AccessError::Fault {
+                    "READ from on-demand-paging memory that cannot be faulted in"
+                } else {
+                    "READ from a region deregistered meanwhile"
+                },
             );
             send_ack(qp, r, Syndrome::Nak(NakCode::RemoteAccessError), psn);
             return;

@@ -68,6 +68,13 @@ pub(crate) struct DeviceCaps {
     pub(crate) max_fast_reg_page_list_len: u32,
     pub(crate) max_pkeys: u16,
     pub(crate) local_ca_ack_delay: u8,
+    /// On-demand paging: `IB_ODP_SUPPORT*` general bits.
+    pub(crate) odp_general_caps: u64,
+    /// On-demand paging per transport (`IB_ODP_SUPPORT_*` operation bits).
+    pub(crate) odp_rc_caps: u32,
+    pub(crate) odp_uc_caps: u32,
+    pub(crate) odp_ud_caps: u32,
+    pub(crate) odp_xrc_caps: u32,
 }
 
 impl DeviceCaps {
@@ -113,6 +120,11 @@ impl DeviceCaps {
         a.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
         a.max_pkeys = self.max_pkeys;
         a.local_ca_ack_delay = self.local_ca_ack_delay;
+        a.odp_caps.general_caps = self.odp_general_caps;
+        a.odp_caps.per_transport_caps.rc_odp_caps = self.odp_rc_caps;
+        a.odp_caps.per_transport_caps.uc_odp_caps = self.odp_uc_caps;
+        a.odp_caps.per_transport_caps.ud_odp_caps = self.odp_ud_caps;
+        a.odp_caps.per_transport_caps.xrc_odp_caps = self.odp_xrc_caps;
         // SAFETY: The caller guarantees `attr` is valid for writes.
         unsafe { attr.write(a) };
     }

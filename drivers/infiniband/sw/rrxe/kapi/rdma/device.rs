@@ -140,6 +140,17 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// its data is dropped.  An error (memory windows still bound) leaves
     /// the MR registered.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
+    /// `advise_mr` (`ibv_advise_mr`, `ib_advise_mr`): bring the memory
+    /// `sges` (lkeys of on-demand-paging regions of `pd`) in as `how` says;
+    /// if `flush`, before returning (errors reported), else in the
+    /// background (errors dropped, the call succeeds).  May sleep.
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: super::mr::PdId,
+        how: super::mr::odp::Prefetch,
+        flush: bool,
+        sges: &[crate::proto::wqe::Sge],
+    ) -> Result;
     /// Driver data of a memory window.
     type Mw: Send + Sync;
     /// `alloc_mw`: a memory window of `kind` in `pd`; returns its data and

@@ -15,21 +15,19 @@
 //! `IB_PD_UNSAFE_GLOBAL_RKEY`, is refused), and the PD check keeps user
 //! QPs away from it.
 //!
-//! The data path reads and writes pinned memory by page
-//! ([`MrMemory::read`], [`MrMemory::write`]): the pages stay pinned as
-//! long as the `MrMemory` lives, whatever the process does to its
-//! mappings, and every access is bounds-checked against the region.
+//! The data path reads and writes pinned memory by page (`copy.rs`): the
+//! pages stay pinned as long as the `MrMemory` lives, whatever the process
+//! does to its mappings, and every access is bounds-checked against the
+//! region.  On-demand-paging memory is not pinned; `odp.rs` holds it.
 
 use core::ptr::NonNull;
-use kernel::{
-    bindings,
-    error::from_err_ptr,
-    ffi::c_int,
-    prelude::*,
-    sync::atomic::{Atomic, Full},
-    sync::Arc,
-    types::Opaque,
-};
+use kernel::{bindings, error::from_err_ptr, ffi::c_int, prelude::*, sync::Arc, types::Opaque};
+
+mod copy;
+pub(crate) mod odp;
+
+pub(crate) use copy::Atomic64Op;
+use copy::Pieces;
 
 use super::device::{Device, Driver};
 use super::fast_reg::{FastPages, Registered};
@@ -72,6 +70,9 @@ enum Backing {
     Direct,
     /// Registration `gen` of a fast-registration region.
     Fast { pages: Arc<FastPages>, gen: u64 },
+    /// On-demand-paging memory: reached only through the region's
+    /// [`odp::OdpUmem`]; no piece is mapped through here.
+    OnDemand,
 }
 
 // SAFETY: An `ib_umem` is immutable after pinning and may be released from
@@ -123,6 +124,16 @@ impl MrMemory {
             backing: Backing::Direct,
             len: usize::MAX,
         }
+    }
+
+    /// The stand-in of an on-demand-paging region of `len` bytes, whose
+    /// memory its [`odp::OdpUmem`] reaches: what the region's revocation
+    /// and currency checks use.
+    pub(crate) fn on_demand(len: u64) -> Result<Self> {
+        Ok(Self {
+            backing: Backing::OnDemand,
+            len: usize::try_from(len).map_err(|_| EINVAL)?,
+        })
     }
 
     /// Registration `reg` of the fast-registration region `pages`.
@@ -194,6 +205,48 @@ impl MrMemory {
         Ok(())
     }
 
+    /// Appends `n` bytes of the region at offset `off` to `pkt`, copying
+    /// straight from the pinned pages into the skb, and calls `f` on each
+    /// piece as written (to checksum it while it is in cache).
+    pub(crate) fn append_to(
+        &self,
+        pkt: &mut TxPacket,
+        off: usize,
+        n: usize,
+        f: impl FnMut(&[u8]),
+    ) -> Result {
+        copy::append_to(self, pkt, off, n, f)
+    }
+
+    /// Copies `n` bytes of `skb`'s data at `skb_off` into the region at
+    /// offset `off`, from the skb's linear part and fragments directly into
+    /// the pinned pages.
+    pub(crate) fn write_from_skb(
+        &self,
+        off: usize,
+        skb: &SkBuff,
+        skb_off: usize,
+        n: usize,
+    ) -> Result {
+        copy::write_from_skb(self, off, skb, skb_off, n)
+    }
+
+    /// Copies `src` into the region at offset `off`.
+    pub(crate) fn write_bytes(&self, off: usize, src: &[u8]) -> Result {
+        copy::write_bytes(self, off, src)
+    }
+
+    /// Performs `op` on the native-endian 8-byte value at offset `off` of
+    /// the region (`copy::atomic64`: a locked instruction on the mapped
+    /// page, so stronger than C rxe's device-wide lock) and returns the
+    /// value found.  `EINVAL` if the value is not 8-byte aligned in memory,
+    /// `EFAULT` if it is outside the region.
+    pub(crate) fn atomic64(&self, off: usize, op: Atomic64Op) -> Result<u64> {
+        copy::atomic64(self, off, op)
+    }
+}
+
+impl Pieces for MrMemory {
     /// Runs `f` on each piece of `[off, off + len)`, page by page, with the
     /// piece mapped; `EFAULT` if the range is outside the region (or, for
     /// a fast registration, if it was invalidated: `f` then runs under
@@ -224,6 +277,7 @@ impl MrMemory {
                 f(off as *mut u8, 0, len);
                 return Ok(());
             }
+            Backing::OnDemand => return Err(EFAULT),
             Backing::Fast { pages, gen } => {
                 // Blocks of the direct map, checked when they were listed.
                 return pages.for_each_piece(*gen, off as u64, len as u64, |addr, done, n| {
@@ -250,153 +304,6 @@ impl MrMemory {
         }
         Ok(())
     }
-
-    /// Appends `n` bytes of the region at offset `off` to `pkt`, copying
-    /// straight from the pinned pages into the skb, and calls `f` on each
-    /// piece as written (to checksum it while it is in cache).
-    pub(crate) fn append_to(
-        &self,
-        pkt: &mut TxPacket,
-        off: usize,
-        n: usize,
-        mut f: impl FnMut(&[u8]),
-    ) -> Result {
-        let mut res = Ok(());
-        self.for_each_piece(off, n, |src, _, len| {
-            if res.is_err() {
-                return;
-            }
-            // SAFETY: `src` is `len` mapped bytes of the region; the closure
-            // writes exactly `len` bytes.  (User space may write the region
-            // concurrently: the copy is a byte snapshot.)
-            let put = unsafe {
-                pkt.skb_mut()
-                    .put_with(len, |dst| core::ptr::copy_nonoverlapping(src, dst, len))
-            };
-            match put {
-                Ok(written) => f(written),
-                Err(e) => res = Err(e),
-            }
-        })?;
-        res
-    }
-
-    /// Copies `n` bytes of `skb`'s data at `skb_off` into the region at
-    /// offset `off`, from the skb's linear part and fragments directly into
-    /// the pinned pages.
-    pub(crate) fn write_from_skb(
-        &self,
-        off: usize,
-        skb: &SkBuff,
-        skb_off: usize,
-        n: usize,
-    ) -> Result {
-        let mut res = Ok(());
-        self.for_each_piece(off, n, |dst, at, len| {
-            if res.is_ok() {
-                // SAFETY: `dst` is `len` mapped, writable bytes of the
-                // region.
-                res = unsafe { skb.copy_bits_raw(skb_off + at, dst, len) };
-            }
-        })?;
-        res
-    }
-}
-
-/// An 8-byte atomic operation on user memory ([`MrMemory::atomic64`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Atomic64Op {
-    /// Stores `swap` if the value equals `compare`.
-    CompareSwap { compare: u64, swap: u64 },
-    /// Adds (wrapping).
-    FetchAdd(u64),
-    /// Stores the value (an ATOMIC WRITE), as one 8-byte store.
-    Store(u64),
-}
-
-impl MrMemory {
-    /// Copies `src` into the region at offset `off`.
-    pub(crate) fn write_bytes(&self, off: usize, src: &[u8]) -> Result {
-        self.for_each_piece(off, src.len(), |dst, at, len| {
-            // SAFETY: `dst` is `len` mapped, writable bytes of the region;
-            // `src[at..at + len]` is in bounds (`for_each_piece` splits
-            // exactly `src.len()` bytes).
-            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr().add(at), dst, len) };
-        })
-    }
-
-    /// Performs `op` on the native-endian 8-byte value at offset `off` of
-    /// the region, atomically with respect to every other atomic access to
-    /// that memory (a locked instruction on the mapped page: also against
-    /// the CPUs of the process that owns it, so stronger than C rxe's
-    /// device-wide lock), and returns the value found.  `EINVAL` if the
-    /// value is not 8-byte aligned in its page (a region may start at any
-    /// byte), `EFAULT` if it is outside the region.
-    pub(crate) fn atomic64(&self, off: usize, op: Atomic64Op) -> Result<u64> {
-        let end = off.checked_add(8).ok_or(EFAULT)?;
-        if end > self.len {
-            return Err(EFAULT);
-        }
-        let (pages, first_offset) = match &self.backing {
-            Backing::Pinned {
-                pages,
-                first_offset,
-                ..
-            } => (pages, *first_offset),
-            Backing::Direct | Backing::Fast { .. } => {
-                // Kernel memory: one piece (8 aligned bytes never straddle
-                // a block).
-                let mut old = Err(EFAULT);
-                self.for_each_piece(off, 8, |p, _, n| {
-                    old = if n != 8 || (p as usize) % 8 != 0 {
-                        Err(EINVAL)
-                    } else {
-                        // SAFETY: `p` is 8 aligned, in the direct map
-                        // (checked), live while the consumer's request is
-                        // outstanding (fast registrations: locked, current).
-                        let a = unsafe { Atomic::<i64>::from_ptr(p.cast::<i64>()) };
-                        Ok(atomic_op(a, op))
-                    };
-                })?;
-                return old;
-            }
-        };
-        let abs = first_offset + off;
-        let (pg, in_pg) = (abs / PAGE_SIZE, abs % PAGE_SIZE);
-        if in_pg % 8 != 0 {
-            return Err(EINVAL);
-        }
-        let page = *pages.get(pg).ok_or(EFAULT)?;
-        // SAFETY: The page is pinned while `self` lives; the mapping is
-        // undone below, before this function returns.
-        let va = unsafe { bindings::kmap_local_page(page.as_ptr()) }.cast::<u8>();
-        // SAFETY: `in_pg + 8 <= PAGE_SIZE` (8-aligned offset in the page),
-        // so the pointer stays inside the mapped page.
-        let p = unsafe { va.add(in_pg) }.cast::<i64>();
-        // Every kernel access to the value goes through this atomic; user
-        // space may access it concurrently (memory shared with user space).
-        // SAFETY: `p` is 8-byte aligned and valid while the page is mapped.
-        let a = unsafe { Atomic::<i64>::from_ptr(p) };
-        let old = atomic_op(a, op);
-        // SAFETY: `va` was mapped above by `kmap_local_page`; nothing maps
-        // after it, so the LIFO order holds.
-        unsafe { bindings::kunmap_local(va.cast()) };
-        Ok(old)
-    }
-}
-
-/// Performs `op` on `a`; returns the value found.
-fn atomic_op(a: &Atomic<i64>, op: Atomic64Op) -> u64 {
-    let old = match op {
-        Atomic64Op::CompareSwap { compare, swap } => {
-            match a.cmpxchg(compare as i64, swap as i64, Full) {
-                Ok(v) | Err(v) => v,
-            }
-        }
-        Atomic64Op::FetchAdd(v) => a.fetch_add(v as i64, Full),
-        Atomic64Op::Store(v) => a.xchg(v as i64, Full),
-    };
-    old as u64
 }
 
 impl Drop for MrMemory {
@@ -500,6 +407,66 @@ fn new_mr_obj<T: Driver>(
         (*ib).rkey = key;
     }
     Ok(ib)
+}
+
+/// The most SGEs an `advise_mr` call may name (ib_core bounds user
+/// space's list by its attribute size; kernel callers pass their own).
+const MAX_ADVISE_SGES: u32 = 1024;
+
+/// `advise_mr`: decodes the advice, the flags and the SGE list (copied)
+/// and hands them to [`Driver::advise_mr`].  Unknown advice or flags give
+/// `EOPNOTSUPP`.
+///
+/// # Safety
+///
+/// Only called by ib_core with a live PD of our device and `num_sge`
+/// readable entries at `sg_list`.
+pub(super) unsafe extern "C" fn advise_mr<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    advice: bindings::ib_uverbs_advise_mr_advice,
+    flags: u32,
+    sg_list: *mut bindings::ib_sge,
+    num_sge: u32,
+    _attrs: *mut bindings::uverbs_attr_bundle,
+) -> c_int {
+    let how = match advice {
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH => {
+            odp::Prefetch::Read
+        }
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE => {
+            odp::Prefetch::Write
+        }
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT => {
+            odp::Prefetch::NoFault
+        }
+        _ => return crate::kapi::eopnotsupp().to_errno(),
+    };
+    let flush = bindings::ib_uverbs_advise_mr_flag_IB_UVERBS_ADVISE_MR_FLAG_FLUSH;
+    if flags & !flush != 0 {
+        return crate::kapi::eopnotsupp().to_errno();
+    }
+    if num_sge == 0 || num_sge > MAX_ADVISE_SGES || sg_list.is_null() {
+        return EINVAL.to_errno();
+    }
+    let mut sges = KVec::new();
+    for i in 0..num_sge as usize {
+        // SAFETY: ib_core's contract: `num_sge` readable entries.
+        let s = unsafe { sg_list.add(i).read() };
+        let sge = crate::proto::wqe::Sge {
+            addr: s.addr,
+            length: s.length,
+            lkey: s.lkey,
+        };
+        if let Err(e) = sges.push(sge, GFP_KERNEL) {
+            return Error::from(e).to_errno();
+        }
+    }
+    // SAFETY: ib_core passes a live PD of our device.
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+    match T::advise_mr(dev, PdId::from_raw(pd), how, flags & flush != 0, &sges) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
 }
 
 /// `get_dma_mr`: a kernel consumer's MR over all of its memory (module

@@ -48,6 +48,7 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
     ops.process_mad = Some(super::mad::process_mad::<T>);
     ops.reg_user_mr = Some(super::mr::reg_user_mr::<T>);
     ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
+    ops.advise_mr = Some(super::mr::advise_mr::<T>);
     ops.alloc_mr = Some(super::mr::alloc_mr::<T>);
     ops.map_mr_sg = Some(super::fast_reg::map_mr_sg::<T>);
     ops.alloc_mw = Some(super::mw::alloc_mw::<T>);

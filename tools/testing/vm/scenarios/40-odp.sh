@@ -1,0 +1,35 @@
+# timeout: 900
+# On-demand-paging memory regions (issue 16).
+# 1. odp_test.py on rrxe (--strict) and on C rxe, one device each: ODP
+#    capabilities, registration, RC SEND/RECV, WRITE(+imm), READ, CAS, FAA,
+#    SRQ and UD on ODP memory whose pages are dropped before each access,
+#    byte for byte; unmapped and read-only ranges fail with IBTA's
+#    statuses; fork's copy-on-write; advise_mr.  The "ok:" lines must be
+#    the same on both drivers; the "ext:" lines (unaligned, multi-packet,
+#    several SGEs, UD GRH in ODP memory, iova != address) must pass on
+#    rrxe and are only reported for C rxe, whose ODP copy is wrong there.
+#    Named deviation of C rxe: a SEND whose ODP source cannot be faulted
+#    in completes with WR_FLUSH_ERR (rrxe, as IBTA: LOC_PROT_ERR).
+# 2. odp_stress.py (rrxe): WRITE+READ traffic for 30 s while a thread
+#    drops pages, write-protects the region and forks: every transfer
+#    byte-exact or cleanly refused; no splat on the debug kernel.
+rrxe_and_c_rxe
+py=$RRXE_TOP/tools/testing/vm/odp_test.py
+OUT_RRXE=$(timeout 300 /usr/bin/python3 -u "$py" rrxe0 "$GID_RRXE" --strict 2>&1) ||
+	fail "odp_test on rrxe: $OUT_RRXE"
+echo "$OUT_RRXE"
+note "ODP: $(grep -c '^ok:' <<<"$OUT_RRXE") common checks and $(grep -c '^ext:' <<<"$OUT_RRXE") general ones on rrxe"
+if c_rxe_half; then
+	OUT_RXE=$(ip netns exec nsrxe timeout 300 /usr/bin/python3 -u "$py" rxe0 "$GID_RXE" 2>&1) ||
+		fail "odp_test on C rxe: $OUT_RXE"
+	echo "$OUT_RXE"
+	same_lines odp_test "$OUT_RRXE" "$OUT_RXE" '^ext:\|^dev:\|SEND from an unmapped'
+	note "ODP common checks identical on C rxe; its general cases: $(grep -c 'FAILS here' <<<"$OUT_RXE") of $(grep -c '^ext:' <<<"$OUT_RXE") fail there"
+fi
+out=$(timeout 300 /usr/bin/python3 -u "$RRXE_TOP/tools/testing/vm/odp_stress.py" rrxe0 "$GID_RRXE" 30 2>&1) ||
+	fail "odp_stress: $out"
+note "$out"
+rdma link delete rxe0
+rdma link delete rrxe0
+ip netns del nsrxe
+rmmod rdma_rrxe
