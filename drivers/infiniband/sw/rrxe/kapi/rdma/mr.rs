@@ -178,7 +178,7 @@ impl MrMemory {
         };
         let u = umem.as_ptr();
         // SAFETY: The umem is pinned and immutable; `address` is plain data.
-        *first_offset = (unsafe { (*u).address } as usize) & (PAGE_SIZE - 1);
+        *first_offset = unsafe { (*u).address } & (PAGE_SIZE - 1);
         let need = (*first_offset + len).div_ceil(PAGE_SIZE);
         pages.reserve(need, GFP_KERNEL)?;
         // SAFETY: The umem is pinned and immutable; its table was built by

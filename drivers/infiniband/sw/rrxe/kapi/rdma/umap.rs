@@ -71,9 +71,8 @@ impl<'a> UserContext<'a> {
     pub(crate) unsafe fn from_raw(raw: *mut bindings::ib_ucontext) -> Self {
         // SAFETY: Per the function's contract, `raw` is the first field of
         // a live `ContextObj` (`repr(C)`).
-        Self {
-            obj: unsafe { &*raw.cast::<ContextObj>() },
-        }
+        let obj = unsafe { &*raw.cast::<ContextObj>() };
+        Self { obj }
     }
 
     fn raw(&self) -> *mut bindings::ib_ucontext {

@@ -140,3 +140,93 @@ fn atomic_op(a: &Atomic<i64>, op: Atomic64Op) -> u64 {
     };
     old as u64
 }
+
+// KUnit cases run from rdma_rrxe only: the samples (which compile kapi
+// with --cfg rrxe_sample) do not register them a second time.
+#[cfg(not(rrxe_sample))]
+#[kernel::macros::kunit_tests(rrxe_mr_copy)]
+mod tests {
+    use super::*;
+
+    /// A region of 64 bytes in "pages" of 16 bytes, starting 4 bytes into
+    /// its first page (as a region may start at any byte).
+    struct Toy(core::cell::UnsafeCell<[u64; 10]>);
+
+    const START: usize = 4;
+    const PG: usize = 16;
+    const LEN: usize = 64;
+
+    impl Toy {
+        fn new() -> Self {
+            Self(core::cell::UnsafeCell::new([0; 10]))
+        }
+
+        fn bytes(&self) -> [u8; 80] {
+            // SAFETY: Single-threaded test; no piece is mapped now.
+            let words = unsafe { *self.0.get() };
+            let mut out = [0u8; 80];
+            for (i, w) in words.iter().enumerate() {
+                out[i * 8..i * 8 + 8].copy_from_slice(&w.to_ne_bytes());
+            }
+            out
+        }
+    }
+
+    impl Pieces for Toy {
+        fn for_each_piece(
+            &self,
+            off: usize,
+            len: usize,
+            mut f: impl FnMut(*mut u8, usize, usize),
+        ) -> Result {
+            let end = off.checked_add(len).ok_or(EFAULT)?;
+            if end > LEN {
+                return Err(EFAULT);
+            }
+            let base = self.0.get().cast::<u8>();
+            let (mut at, mut done) = (START + off, 0);
+            while done < len {
+                let n = (PG - at % PG).min(len - done);
+                // SAFETY: `at + n <= START + LEN <= 80`: inside the array.
+                f(unsafe { base.add(at) }, done, n);
+                at += n;
+                done += n;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn write_bytes_crosses_pages_in_order() {
+        let t = Toy::new();
+        let src: [u8; 40] = core::array::from_fn(|i| i as u8 + 1);
+        assert!(write_bytes(&t, 10, &src).is_ok());
+        let b = t.bytes();
+        assert_eq!(&b[START + 10..START + 50], &src[..]);
+        assert!(b[..START + 10].iter().all(|&x| x == 0));
+        assert!(b[START + 50..].iter().all(|&x| x == 0));
+        // Past the end: refused, nothing written.
+        assert_eq!(write_bytes(&t, 30, &src), Err(EFAULT));
+        assert_eq!(t.bytes(), b);
+    }
+
+    #[test]
+    fn atomic64_needs_an_aligned_value_in_one_page() {
+        let t = Toy::new();
+        // Offset 4 is address 8: aligned, inside the second page.
+        assert_eq!(atomic64(&t, 4, Atomic64Op::FetchAdd(5)), Ok(0));
+        assert_eq!(atomic64(&t, 4, Atomic64Op::FetchAdd(2)), Ok(5));
+        let cas = Atomic64Op::CompareSwap {
+            compare: 7,
+            swap: 9,
+        };
+        assert_eq!(atomic64(&t, 4, cas), Ok(7));
+        assert_eq!(atomic64(&t, 4, cas), Ok(9));
+        assert_eq!(atomic64(&t, 4, Atomic64Op::Store(1)), Ok(9));
+        // Misaligned (address 9), and straddling pages (address 28).
+        assert_eq!(atomic64(&t, 5, Atomic64Op::FetchAdd(1)), Err(EINVAL));
+        assert_eq!(atomic64(&t, 24, Atomic64Op::FetchAdd(1)), Err(EINVAL));
+        // Outside the region.
+        assert_eq!(atomic64(&t, 60, Atomic64Op::FetchAdd(1)), Err(EFAULT));
+    }
+}
