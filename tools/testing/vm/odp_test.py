@@ -9,9 +9,10 @@ pages in again.  Lines starting "ok:" must be the same on both drivers:
 capabilities, registration (untouched memory, implicit and huge-page
 regions refused), RC SEND/RECV, WRITE, WRITE with immediate, READ,
 compare-and-swap and fetch-and-add, SEND into an SRQ, UD send and
-receive, byte for byte; the clean failures (WRITE into and READ from an
-unmapped range, WRITE into a read-only mapping, SEND from an unmapped
-buffer: IBTA statuses, no oops); fork (copy-on-write: the parent's region
+receive (also through an SRQ), ATOMIC WRITE and a global FLUSH, byte for byte; the clean
+failures (WRITE into and READ from an unmapped range, WRITE into a
+read-only mapping, SEND from an unmapped buffer: IBTA statuses, no
+oops); fork (copy-on-write: the parent's region
 follows the parent, the child's copy stays the child's); advise_mr
 (through ibv_cmd_advise_mr: librxe 44 has no advise_mr op).
 
@@ -43,7 +44,7 @@ from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import expect, poll, rc_pair  # noqa: E402
+from verbs_util import connect, expect, poll, post_ex, post_flush, qp_with_ring, rc_pair  # noqa: E402,E501
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 STRICT = "--strict" in sys.argv[3:]
@@ -244,7 +245,6 @@ sq = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=scq, rcq=scq,
                        cap=QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)))
 rq = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=rcq, rcq=rcq, srq=srq,
                        cap=QPCap(max_send_wr=8, max_recv_wr=0, max_send_sge=1, max_recv_sge=0)))
-from verbs_util import connect  # noqa: E402
 connect(sq, rq.qp_num, gid, gidx, ALL)
 connect(rq, sq.qp_num, gid, gidx, ALL)
 data = fresh_bufs(1024, 5)
@@ -257,9 +257,10 @@ check(False, "SRQ data byte-exact", dst.read(PAGE, 1024) == data)
 
 # UD: send from ODP; receive the GRH into a pinned buffer and the payload
 # into ODP memory (page-aligned).
-def ud_qp(cq):
-    q = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
-                          cap=QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=2)))
+def ud_qp(cq, srq=None):
+    q = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, srq=srq,
+                          cap=QPCap(max_send_wr=8, max_recv_wr=0 if srq else 8, max_send_sge=1,
+                                    max_recv_sge=0 if srq else 2)))
     at = QPAttr()
     at.qp_state, at.pkey_index, at.port_num, at.qkey = e.IBV_QPS_INIT, 0, 1, 0x1111
     q.modify(at, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
@@ -278,11 +279,12 @@ ah = AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gidx, hop_limit=64),
                         port_num=1))
 
 
-def ud_round(what, n, recv_sges, ext):
+def ud_round(what, n, recv_sges, ext, to=None):
+    to = to or ur
     data = fresh_bufs(n, 6)
-    ur.post_recv(RecvWR(wr_id=30, num_sge=len(recv_sges), sg=recv_sges))
+    (usrq if to is not ur else ur).post_recv(RecvWR(wr_id=30, num_sge=len(recv_sges), sg=recv_sges))
     w = wr(8, e.IBV_WR_SEND, [SGE(src.addr, n, smr.lkey)])
-    w.set_wr_ud(ah, ur.qp_num, 0x1111)
+    w.set_wr_ud(ah, to.qp_num, 0x1111)
     us.post_send(w)
     wcs = poll(ucq, "ud", 2)
     sent = [x for x in wcs if x.opcode == e.IBV_WC_SEND]
@@ -296,9 +298,40 @@ def ud_round(what, n, recv_sges, ext):
 data = ud_round("UD SEND 1 KiB from ODP, payload into ODP", 1024,
                 [SGE(plain.buf, 40, plain.lkey), SGE(dst.addr, 1024, dmr.lkey)], False)
 check(False, "UD payload byte-exact", dst.read(0, 1024) == data)
+usrq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=8, max_sge=2)))
+uq = ud_qp(ucq, usrq)
+data = ud_round("UD SEND 1 KiB from ODP into an SRQ's ODP buffer", 1024,
+                [SGE(plain.buf, 40, plain.lkey), SGE(dst.addr, 1024, dmr.lkey)], False, uq)
+check(False, "UD SRQ payload byte-exact", dst.read(0, 1024) == data)
 data = ud_round("UD with the GRH in ODP memory", 1000, [SGE(dst.addr, 1040, dmr.lkey)], True)
 got = dst.read(40, 1000)
 check(True, "UD payload after an ODP GRH byte-exact", got == data, "payload differs")
+
+
+# ATOMIC WRITE and a global FLUSH into an ODP region (librxe 44 has no
+# ibv_wr_flush: the WQE goes into the mapped send ring, as flush_test.py).
+class Dev:
+    pass
+
+
+D = Dev()
+D.ctx, D.pd = ctx, pd
+ACC_FLUSH_GLOBAL, PLT_GLOBAL, SEL_RANGE, WC_FLUSH = 1 << 8, 1, 0, 8
+xcq = CQ(ctx, 32)
+xa, ring = qp_with_ring(D, xcq, e.IBV_QP_EX_WITH_RDMA_WRITE | e.IBV_QP_EX_WITH_ATOMIC_WRITE, 16)
+xb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=xcq, rcq=xcq,
+                       cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)))
+connect(xa, xb.qp_num, gid, gidx, ALL, max_rd_atomic=4, max_dest_rd_atomic=4)
+connect(xb, xa.qp_num, gid, gidx, ALL | ACC_FLUSH_GLOBAL, max_rd_atomic=4, max_dest_rd_atomic=4)
+fbuf = Buf(2 * PAGE)
+fmr = odp_mr(fbuf, ALL | ACC_FLUSH_GLOBAL)
+fbuf.drop()
+post_ex(xa, 60, lambda: xa.wr_atomic_write(fmr.rkey, fbuf.addr, struct.pack("<Q", 0x0123456789abcdef)))
+expect(poll(xcq, "atomic write")[0], e.IBV_WC_SUCCESS, "ODP ATOMIC WRITE", e.IBV_WC_ATOMIC_WRITE, 8)
+check(False, "ATOMIC WRITE stored", fbuf.read(0, 8) == struct.pack("<Q", 0x0123456789abcdef))
+fbuf.drop()
+post_flush(xa, ring, 61, fmr.rkey, fbuf.addr, PAGE, PLT_GLOBAL, SEL_RANGE)
+expect(poll(xcq, "flush")[0], e.IBV_WC_SUCCESS, "ODP global FLUSH", WC_FLUSH, PAGE)
 
 
 # The general cases (ext): unaligned, multi-page, multi-packet, SGEs.
