@@ -11,7 +11,9 @@ offset from pinned memory into a target and READs it back into pinned
 memory, for SECS seconds.  Every completion must be a success or, for a
 WRITE that met a write-protected window, IBV_WC_REM_ACCESS_ERR (then
 the pair is replaced); every WRITE+READ that succeeded must give the
-bytes written.  Prints the counts.  usage: odp_stress.py DEV GIDX SECS"""
+bytes written.  Prints the counts.  Then the lifetimes: ODP regions
+deregistered under a 1 MiB WRITE, a process exiting with a WRITE into
+its ODP region in flight.  usage: odp_stress.py DEV GIDX SECS"""
 import ctypes
 import os
 import random
@@ -119,6 +121,38 @@ finally:
     stop.set()
     t.join()
 assert ok > 0, "no WRITE+READ completed"
+
+# Lifetimes: an ODP region deregistered while a 1 MiB WRITE into it is in
+# flight (dereg returns; the WRITE lands before or is refused after), and
+# a process that exits with a WRITE into its ODP region in flight.
+(a, b), (ca, cb) = rc_pair(ctx, pd, gidx, ALL, mtu=1024)
+big = MR(pd, SIZE, ALL)
+for k in range(5):
+    victim = MR(pd, SIZE, ALL | e.IBV_ACCESS_ON_DEMAND, address=shared)
+    w = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(big.buf, SIZE, big.lkey)],
+               send_flags=e.IBV_SEND_SIGNALED)
+    w.set_wr_rdma(victim.rkey, shared)
+    a.post_send(w)
+    victim.close()
+    wc = poll(ca, "write during dereg", timeout=60)[0]
+    assert wc.status in (e.IBV_WC_SUCCESS, e.IBV_WC_REM_ACCESS_ERR), f"status {wc.status}"
+    if wc.status != e.IBV_WC_SUCCESS:
+        (a, b), (ca, cb) = rc_pair(ctx, pd, gidx, ALL, mtu=1024)
+print("ok: 5 ODP regions deregistered under a 1 MiB WRITE: each WRITE landed or was refused")
+pid = os.fork()
+if pid == 0:
+    c2 = Context(name=dev)
+    p2 = PD(c2)
+    m2 = MR(p2, SIZE, ALL | e.IBV_ACCESS_ON_DEMAND, address=private)
+    s2 = MR(p2, SIZE, ALL)
+    (x, y), _ = rc_pair(c2, p2, gidx, ALL, mtu=1024)
+    w = SendWR(wr_id=4, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(s2.buf, SIZE, s2.lkey)])
+    w.set_wr_rdma(m2.rkey, private)
+    x.post_send(w)
+    os._exit(0)
+_, st = os.waitpid(pid, 0)
+assert st == 0, f"child status {st}"
+print("ok: a process exited with a WRITE into its ODP region in flight")
 print(f"ok: {ok} WRITE+READ byte-exact, {clean} WRITEs refused cleanly (write-protected), "
       f"storm: {counts['dontneed']} MADV_DONTNEED, {counts['protect']} mprotect windows, "
       f"{counts['fork']} forks")

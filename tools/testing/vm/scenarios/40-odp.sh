@@ -12,7 +12,10 @@
 #    in completes with WR_FLUSH_ERR (rrxe, as IBTA: LOC_PROT_ERR).
 # 2. odp_stress.py (rrxe): WRITE+READ traffic for 30 s while a thread
 #    drops pages, write-protects the region and forks: every transfer
-#    byte-exact or cleanly refused; no splat on the debug kernel.
+#    byte-exact or cleanly refused; then regions deregistered under a
+#    WRITE and a process exiting with one in flight; no splat on the
+#    debug kernel.
+# 3. rdma link delete while a process holds an ODP region.
 rrxe_and_c_rxe
 py=$RRXE_TOP/tools/testing/vm/odp_test.py
 OUT_RRXE=$(timeout 300 /usr/bin/python3 -u "$py" rrxe0 "$GID_RRXE" --strict 2>&1) ||
@@ -28,8 +31,17 @@ if c_rxe_half; then
 fi
 out=$(timeout 300 /usr/bin/python3 -u "$RRXE_TOP/tools/testing/vm/odp_stress.py" rrxe0 "$GID_RRXE" 30 2>&1) ||
 	fail "odp_stress: $out"
-note "$out"
+while read -r l; do note "$l"; done <<<"$out"
+# The device deleted while a process holds an ODP region (ib_core
+# disassociates the context and deregisters the region for it).
+rm -f /tmp/odp-holder
+/usr/bin/python3 "$RRXE_TOP/tools/testing/vm/odp_holder.py" rrxe0 /tmp/odp-holder &
+holder=$!
+wait_for 30 test -s /tmp/odp-holder || fail "the ODP holder did not start"
 rdma link delete rxe0
-rdma link delete rrxe0
+timeout 120 rdma link delete rrxe0 || fail "rdma link delete with an ODP region held"
+kill $holder
+wait $holder 2>/dev/null || true
+note "rrxe0 deleted while a process held an ODP region"
 ip netns del nsrxe
 rmmod rdma_rrxe
