@@ -453,6 +453,31 @@ if STRICT:
           r == errno.EINVAL, f"returned {r}")
 
 
+# rrxe's own CQ ring, mapped by librxe, registered as an ODP region and
+# written remotely: memory the process may write anyway, and the kernel
+# masks every index it reads from a ring (rrxe only).
+if STRICT:
+    from verbs_util import new_maps  # noqa: E402
+    rcq_, rings = new_maps(lambda: CQ(ctx, 16))
+    ring_mem = rings[0].mem
+    rbase, rsize = ctypes.addressof(ring_mem), len(ring_mem)
+    try:
+        rmr = MR(pd, rsize, ALL | ODP, address=rbase)
+    except PyverbsRDMAError as err:
+        print(f"ext: ODP MR over a CQ ring refused ({err.error_code})")
+    else:
+        src.write(0, b"\xff" * 4096)
+        wc = one(a, ca, wr(44, e.IBV_WR_RDMA_WRITE, [SGE(src.addr, min(4096, rsize), smr.lkey)],
+                           rmr.rkey, rbase), "write into a CQ ring")
+        # librxe trusts the ring's header it shares with the kernel, so
+        # the smashed CQ is not polled; destroying it must work.
+        rmr.close()
+        rcq_.close()
+        check(True, f"ODP MR over a CQ ring written remotely (status {wc.status}), CQ destroyed",
+              wc.status in (e.IBV_WC_SUCCESS, e.IBV_WC_REM_ACCESS_ERR), f"status {wc.status}")
+    (a, b), (ca, cb) = rc_pair(ctx, pd, gidx, ALL, mtu=1024)
+
+
 # Clean failures: each on a fresh QP pair (the first error ends the QP),
 # made before the range is unmapped (librxe maps the new queues, and the
 # kernel could place them at the freed addresses: an ODP region follows
