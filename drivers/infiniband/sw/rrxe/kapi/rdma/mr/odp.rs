@@ -153,10 +153,13 @@ unsafe extern "C" fn invalidate(
     // SAFETY: `mni` is live and the sequence is saved under the same lock
     // the fault path checks it under, as `mmu_interval_set_seq` requires.
     unsafe { bindings::mmu_interval_set_seq(mni, cur_seq) };
-    // SAFETY: The umem is live; these read its immutable interval.
-    let (lo, hi) = unsafe { (bindings::ib_umem_start(umem), bindings::ib_umem_end(umem)) };
-    // SAFETY: `range` is valid for the call.
-    let (start, end) = unsafe { ((*range).start.max(lo), (*range).end.min(hi)) };
+    // SAFETY: The umem is live; this reads the start of its immutable interval.
+    let lo = unsafe { bindings::ib_umem_start(umem) };
+    // SAFETY: The umem is live; this reads the end of its immutable interval.
+    let hi = unsafe { bindings::ib_umem_end(umem) };
+    // SAFETY: `range` is valid for the call (the function's contract).
+    let range = unsafe { &*range };
+    let (start, end) = (range.start.max(lo), range.end.min(hi));
     if start < end {
         // SAFETY: `umem_mutex` is held, as the function requires; the
         // bounds are inside the umem.
