@@ -266,14 +266,10 @@ impl MrState {
     }
 
     /// Brings `len` bytes at offset `off` of an on-demand-paging region in
-    /// as `how` says (`ibv_advise_mr`).  `EINVAL` for another region,
-    /// `EPERM` for a write prefetch of a region without local write
-    /// access.  May sleep.
+    /// as `how` says (`ibv_advise_mr`, which checked the region's rights).
+    /// `EINVAL` for another region or one deregistered.  May sleep.
     pub(crate) fn prefetch(&self, off: usize, len: usize, how: Prefetch) -> Result {
         let odp = self.odp.as_ref().ok_or(EINVAL)?;
-        if how == Prefetch::Write && self.access & LOCAL_WRITE == 0 {
-            return Err(EPERM);
-        }
         odp.prefetch(off, len, how).map_err(|e| match e {
             OdpError::Released => EINVAL,
             OdpError::Range | OdpError::Misaligned => EFAULT,

@@ -116,10 +116,10 @@ pub(super) fn atomic64(m: &impl Pieces, off: usize, op: Atomic64Op) -> Result<u6
         old = if n != 8 || (p as usize) % 8 != 0 {
             Err(EINVAL)
         } else {
+            // Every kernel access to the value goes through an atomic (user
+            // space may access it concurrently: memory shared with it).
             // SAFETY: `p` is 8-byte aligned and points at 8 mapped bytes of
-            // the region, valid for the call; every kernel access to the
-            // value goes through an atomic (user space may access it
-            // concurrently: memory shared with user space).
+            // the region, valid for the call.
             let a = unsafe { Atomic::<i64>::from_ptr(p.cast::<i64>()) };
             Ok(atomic_op(a, op))
         };

@@ -244,6 +244,16 @@ impl OdpUmem {
         }
     }
 
+    /// The user address of region offset `off`, if `[off, off + len)` is
+    /// inside the region.
+    fn user_va(&self, off: usize, len: usize) -> Result<u64, OdpError> {
+        let end = off.checked_add(len).ok_or(OdpError::Range)?;
+        if end > self.len {
+            return Err(OdpError::Range);
+        }
+        Ok(self.addr + off as u64)
+    }
+
     /// Runs `op` on `[off, off + len)` of the region with its pages present
     /// (writable if `write`) and held (module docs).  May sleep to fault.
     fn with_pages<R>(
@@ -253,16 +263,12 @@ impl OdpUmem {
         write: bool,
         op: impl FnOnce(&Held<'_>) -> Result<R, OdpError>,
     ) -> Result<R, OdpError> {
-        let end = off.checked_add(len).ok_or(OdpError::Range)?;
-        if end > self.len {
-            return Err(OdpError::Range);
-        }
+        let va = self.user_va(off, len)?;
         if write && !self.writable {
             return Err(OdpError::Fault(EPERM));
         }
         let guard = self.umem.lock();
         let raw = guard.as_ref().ok_or(OdpError::Released)?.0.as_ptr();
-        let va = self.addr + off as u64;
         // INVARIANT: `raw` is live while `guard` is held; an empty range
         // needs no page.
         let held = Held {
@@ -359,17 +365,13 @@ impl OdpUmem {
             Prefetch::Read => self.with_pages(off, len, false, |_| Ok(())),
             Prefetch::Write => self.with_pages(off, len, true, |_| Ok(())),
             Prefetch::NoFault => {
-                let end = off.checked_add(len).ok_or(OdpError::Range)?;
-                if end > self.len {
-                    return Err(OdpError::Range);
-                }
+                let va = self.user_va(off, len)?;
                 if len == 0 {
                     return Ok(());
                 }
                 let guard = self.umem.lock();
                 let raw = guard.as_ref().ok_or(OdpError::Released)?.0.as_ptr();
                 let mask = if self.writable { PFN_WRITE as u64 } else { 0 };
-                let va = self.addr + off as u64;
                 // SAFETY: `raw` is live while `guard` is held; the range is
                 // inside the umem.
                 let ret = unsafe {
@@ -419,10 +421,10 @@ impl Held<'_> {
         // SAFETY: `raw` is live (type invariant); the start is immutable.
         let start = unsafe { bindings::ib_umem_start(self.raw) } as u64;
         let idx = ((va - start) >> PAGE_SHIFT) as usize;
-        // SAFETY: `va` is inside the umem (callers stay in `[self.va,
-        // self.va + self.len)`, inside the region), so `idx` is inside the
-        // table of one entry per page; `hmm_range_fault` writes entries
-        // without the mutex, hence the volatile load.
+        // `hmm_range_fault` writes entries without the mutex, hence the
+        // volatile load.
+        // SAFETY: `va` is in the held range, inside the umem: `idx` is in
+        // its table of one entry per page.
         unsafe { core::ptr::read_volatile((*self.raw).map.pfn_list.add(idx)) }
     }
 
