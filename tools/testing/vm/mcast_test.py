@@ -21,11 +21,11 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import poll  # noqa: E402
+from verbs_util import find_struct, poll, ud_ready  # noqa: E402
 
 QKEY = 0x0bad0
 MCAST_QPN = 0xffffff
@@ -45,16 +45,7 @@ class Dev:
 def ud_qp(d, cq):
     q = QP(d.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
                             cap=QPCap(max_send_wr=64, max_recv_wr=64, max_send_sge=1, max_recv_sge=1)))
-    a = QPAttr()
-    a.qp_state, a.pkey_index, a.port_num, a.qkey = e.IBV_QPS_INIT, 0, 1, QKEY
-    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_RTR
-    q.modify(a, e.IBV_QP_STATE)
-    a = QPAttr()
-    a.qp_state, a.sq_psn = e.IBV_QPS_RTS, 0
-    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
-    return q
+    return ud_ready(q, QKEY)
 
 
 class Receiver:
@@ -91,35 +82,20 @@ class Receiver:
         assert cnt == 0, f"{self.name}: {what}: got a completion"
 
 
-def mapped_ranges():
-    out = []
-    with open("/proc/self/maps") as f:
-        for line in f:
-            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-            if "r" in line.split()[1]:
-                out.append((lo, hi))
-    return out
-
-
 def qp_ptr(qp):
     """The `struct ibv_qp *` inside pyverbs QP `qp`: pyverbs 44 has no
     attach_mcast and does not expose the pointer, so the object's fields
     are scanned for a readable pointer to a struct whose qp_num (offset
     52) and qp_type (offset 60) match.  Test-only."""
-    maps = mapped_ranges()
 
-    def readable(p, n):
-        return any(lo <= p and p + n <= hi for lo, hi in maps)
+    def match(p):
+        qpn, = struct.unpack("<I", ctypes.string_at(p + 52, 4))
+        typ, = struct.unpack("<I", ctypes.string_at(p + 60, 4))
+        return qpn == qp.qp_num and typ == e.IBV_QPT_UD
 
-    base = id(qp)
-    for off in range(16, 256, 8):
-        p = struct.unpack("<Q", ctypes.string_at(base + off, 8))[0]
-        if p and p % 8 == 0 and readable(p, 72):
-            qpn, = struct.unpack("<I", ctypes.string_at(p + 52, 4))
-            typ, = struct.unpack("<I", ctypes.string_at(p + 60, 4))
-            if qpn == qp.qp_num and typ == e.IBV_QPT_UD:
-                return p
-    raise AssertionError("struct ibv_qp not found in the pyverbs QP")
+    p = find_struct(qp, 72, match)
+    assert p, "struct ibv_qp not found in the pyverbs QP"
+    return p
 
 
 VERBS = ctypes.CDLL("libibverbs.so.1")

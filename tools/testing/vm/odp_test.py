@@ -39,12 +39,13 @@ from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import connect, expect, poll, post_ex, post_flush, qp_with_ring, rc_pair  # noqa: E402,E501
+from verbs_util import (connect, expect, find_struct, poll, post_ex, post_flush,  # noqa: E402
+                        qp_with_ring, rc_pair, ud_ready)
 
 dev, gidx = sys.argv[1], int(sys.argv[2])
 STRICT = "--strict" in sys.argv[3:]
@@ -261,16 +262,7 @@ def ud_qp(cq, srq=None):
     q = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, srq=srq,
                           cap=QPCap(max_send_wr=8, max_recv_wr=0 if srq else 8, max_send_sge=1,
                                     max_recv_sge=0 if srq else 2)))
-    at = QPAttr()
-    at.qp_state, at.pkey_index, at.port_num, at.qkey = e.IBV_QPS_INIT, 0, 1, 0x1111
-    q.modify(at, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
-    at = QPAttr()
-    at.qp_state = e.IBV_QPS_RTR
-    q.modify(at, e.IBV_QP_STATE)
-    at = QPAttr()
-    at.qp_state, at.sq_psn = e.IBV_QPS_RTS, 0
-    q.modify(at, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
-    return q
+    return ud_ready(q, 0x1111)
 
 
 ucq = CQ(ctx, 16)
@@ -374,27 +366,16 @@ VERBS.ibv_cmd_advise_mr.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint
 
 def pd_ptr():
     """The `struct ibv_pd *` inside pyverbs PD `pd` (pyverbs 44 does not
-    expose it): the pointer field of the object whose `context` member
-    (offset 0) is the context's.  Test-only, as mcast_test.py's qp_ptr."""
-    maps = []
-    with open("/proc/self/maps") as f:
-        for line in f:
-            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-            maps.append((lo, hi))
+    expose it), taken from the struct ibv_mr of the pyverbs MR `plain`:
+    {context, pd, addr, length, handle, lkey, rkey}."""
+    def match(p):
+        lkey, = struct.unpack("<I", ctypes.string_at(p + 36, 4))
+        addr, = struct.unpack("<Q", ctypes.string_at(p + 16, 8))
+        return lkey == plain.lkey and addr == plain.buf
 
-    def readable(p, n):
-        return any(lo <= p and p + n <= hi for lo, hi in maps)
-
-    # An MR's struct ibv_mr starts {context, pd, addr, length, handle,
-    # lkey, rkey}: find it in the pyverbs MR, its pd field is the PD.
-    for off in range(16, 256, 8):
-        p = struct.unpack("<Q", ctypes.string_at(id(plain) + off, 8))[0]
-        if p and p % 8 == 0 and readable(p, 48):
-            lkey, = struct.unpack("<I", ctypes.string_at(p + 36, 4))
-            addr, = struct.unpack("<Q", ctypes.string_at(p + 16, 8))
-            if lkey == plain.lkey and addr == plain.buf:
-                return struct.unpack("<Q", ctypes.string_at(p + 8, 8))[0]
-    raise AssertionError("struct ibv_pd not found")
+    p = find_struct(plain, 48, match)
+    assert p, "struct ibv_mr not found in the pyverbs MR"
+    return struct.unpack("<Q", ctypes.string_at(p + 8, 8))[0]
 
 
 PD_PTR = pd_ptr()

@@ -20,12 +20,12 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
 sys.path.insert(0, sys.path[0])
-from verbs_util import error_state, new_maps, poll, state  # noqa: E402
+from verbs_util import error_state, new_maps, poll, state, ud_ready  # noqa: E402
 
 QKEY = 0x1234
 
@@ -40,16 +40,7 @@ def ud_qp(cq, srq=None):
     q = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, srq=srq,
                           cap=QPCap(max_send_wr=8, max_recv_wr=0 if srq else 8, max_send_sge=1,
                                     max_recv_sge=0 if srq else 1)))
-    a = QPAttr()
-    a.qp_state, a.pkey_index, a.port_num, a.qkey = e.IBV_QPS_INIT, 0, 1, QKEY
-    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_RTR
-    q.modify(a, e.IBV_QP_STATE)
-    a = QPAttr()
-    a.qp_state, a.sq_psn = e.IBV_QPS_RTS, 0
-    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
-    return q
+    return ud_ready(q, QKEY)
 
 
 def ah():

@@ -75,6 +75,45 @@ def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeou
     qp.modify(a, mask)
 
 
+def ud_ready(q, qkey):
+    """Moves UD QP `q` through INIT (port 1, P_Key index 0, Q_Key
+    `qkey`), RTR and RTS (SQ PSN 0); returns it."""
+    a = QPAttr()
+    a.qp_state, a.pkey_index, a.port_num, a.qkey = e.IBV_QPS_INIT, 0, 1, qkey
+    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_RTR
+    q.modify(a, e.IBV_QP_STATE)
+    a = QPAttr()
+    a.qp_state, a.sq_psn = e.IBV_QPS_RTS, 0
+    q.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+    return q
+
+
+def readable_ranges():
+    """The readable mappings of this process (start, end), from
+    /proc/self/maps."""
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if "r" in line.split()[1]:
+                out.append((lo, hi))
+    return out
+
+
+def find_struct(obj, size, match):
+    """A pointer field of pyverbs object `obj` (which does not expose its
+    C struct) to `size` readable bytes for which `match(p)` holds: the
+    object's fields are scanned.  Test-only."""
+    maps = readable_ranges()
+    for off in range(16, 256, 8):
+        p = struct.unpack("<Q", ctypes.string_at(id(obj) + off, 8))[0]
+        if p and p % 8 == 0 and any(lo <= p and p + size <= hi for lo, hi in maps) and match(p):
+            return p
+    return None
+
+
 def rc_pair(ctx, pd, gidx, access, depth=16, sge=4, **kw):
     """Two connected RC QPs on one device (a sends, b responds), each with
     its own CQ; `kw` goes to `connect` for both (or, as `a_kw`/`b_kw`
