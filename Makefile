@@ -24,14 +24,15 @@ KBUILD := $(MAKE) -s -C $(KDIR) $(KMAKE_FLAGS) M=$(TOP) MO=$(MODOUT)
 KO := $(MODOUT)/drivers/infiniband/sw/rrxe/rdma_rrxe.ko
 RS_SRCS := $(shell find drivers/infiniband/sw/rrxe samples/rust/*.rs -name '*.rs' -not -path '*/target/*' -not -path '*/fuzz/*' -not -path '*/tests/*' -not -path '*/benches/*')
 
-.PHONY: all setup kernel module samples samples-run vm-run demo test test-full host-test vm-test bench fuzz clippy clean help
+.PHONY: all setup kernel module samples samples-run progs vm-run demo test test-full host-test vm-test bench fuzz clippy clean help
 all: module samples
 
 help:
 	@echo "make demo               set up, build kernel+module, boot the VM, show rrxe"
 	@echo "make test               every feature, on the release and debug kernels; ends with 'N passed, N failed'"
 	@echo "make test-full          the same plus exhaustive matrices and soaks"
-	@echo "make vm-run CMD='...'   boot the test VM and run CMD as root [FLAVOR=debug]"
+	@echo "make vm-run CMD='...'   boot the test VM and run CMD as root [FLAVOR=debug]; a selftest runs alone as CMD=tools/testing/selftests/rrxe/DIR/TEST.sh"
+	@echo "make vm-test [FLAVOR=debug] [FILTER=DIR/TEST]   one flavor's VM selftests"
 	@echo "make bench              benchmarks (not tests), ratios in out/bench/summary.txt"
 	@echo "make samples-run        the verbs samples on two rrxe devices in the VM, with syscall counts"
 	@echo "make fuzz [FUZZ_SECONDS=600]   libFuzzer on the protocol core's parser"
@@ -68,32 +69,39 @@ samples-run: module samples
 
 # CMD is passed through the environment unexpanded, so `$?`, `$$x` and
 # quotes in it reach the VM's shell exactly as typed.
+# The selftests' programs (tools/testing/selftests/rrxe/progs, roce-flood,
+# the samples) are built first, so a selftest runs alone as
+#   make vm-run CMD=tools/testing/selftests/rrxe/debug/cq.sh FLAVOR=debug
 vm-run: export RRXE_VM_CMD := $(value CMD)
-vm-run: module
+vm-run: module progs
 	@bash scripts/vm-run.sh
+
+progs: setup
+	@bash tools/testing/runner/build-progs.sh
 
 demo: module
 	@bash scripts/vm-run.sh "bash tools/testing/demo.sh"
 
 host-test: setup
-	@bash tools/testing/host-tests.sh
+	@bash tools/testing/runner/host-tests.sh
 
+# One flavor's VM selftests (FILTER: a part of DIR/TEST.sh).
 vm-test: module
-	@bash tools/testing/vm-tests.sh
+	@bash tools/testing/runner/vm-tests.sh $(FILTER)
 
 # Both flavors: the module is built against each kernel first.
 test: setup
 	@$(MAKE) -s module FLAVOR=release
 	@$(MAKE) -s module FLAVOR=debug
-	@bash tools/testing/run-all.sh quick
+	@bash tools/testing/runner/run-all.sh quick $(FILTER)
 
 test-full: setup
 	@$(MAKE) -s module FLAVOR=release
 	@$(MAKE) -s module FLAVOR=debug
-	@bash tools/testing/run-all.sh full
+	@bash tools/testing/runner/run-all.sh full $(FILTER)
 
 bench: module
-	@bash tools/testing/bench.sh
+	@bash tools/testing/bench/bench.sh
 
 # Coverage-guided fuzzing of the protocol core (FUZZ_SECONDS, default 600).
 fuzz: setup

@@ -11,6 +11,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
+# What udev would add: /dev/fd (bash's process substitution) and friends.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+[ -e /dev/stdin ] || ln -s /proc/self/fd/0 /dev/stdin
+[ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
+[ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 for d in /tmp /run /var/tmp /var/log /var/lib/dhcp /root /mnt; do
@@ -25,6 +30,11 @@ export RRXE_OUT=$(arg rrxe.out) RRXE_TOP=$(arg rrxe.top)
 # The repository, at its host path even if that is under a tmpfs above.
 mkdir -p "$RRXE_TOP"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro rrxe_top "$RRXE_TOP"
+# The kernel tree's kselftest helpers (ktap_helpers.sh), which every
+# selftest sources (tools/testing/selftests/rrxe/lib/ksft.sh).
+export KSFT_LIB=/run/rrxe/kselftest
+mkdir -p "$KSFT_LIB"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro rrxe_ksft "$KSFT_LIB"
 mkdir -p "$RRXE_OUT"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rrxe_out "$RRXE_OUT"
 # Two-VM runs (scripts/vm-pair.sh): the directory both VMs share.

@@ -6,7 +6,7 @@
 # CPU, plus a virtio NIC (eth0 inside): the two NICs are joined by qemu's
 # UDP socket backend on the host's loopback, an Ethernet wire and nothing
 # else.  Both VMs share a directory, $RRXE_PAIR inside, to meet at
-# barriers (tools/testing/vm/pair.sh).
+# barriers (tools/testing/selftests/rrxe/lib/pair.sh).
 #
 # Usage: vm-pair.sh 'command in VM a' 'command in VM b'.  VM a is
 # 10.80.0.1 by convention, b 10.80.0.2 (the commands set the addresses).

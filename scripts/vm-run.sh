@@ -4,7 +4,8 @@
 # root inside, stream its output, exit with CMD's exit status.
 #
 # Inside the VM: the repo is at the same path as on the host (read-only,
-# its own share, so a clone under /tmp or /root is visible too),
+# its own share, so a clone under /tmp or /root is visible too), the
+# kernel tree's kselftest helpers (ktap_helpers.sh) at $KSFT_LIB,
 # /lib/modules/$KVER holds the cached kernel's modules plus rdma_rrxe (so
 # `modprobe rdma_rrxe` and `modprobe rdma_rxe` work), $RRXE_OUT is a
 # writable directory shared with the host, /tmp is a tmpfs.
@@ -92,6 +93,7 @@ timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" qemu-system-x86_64 \
 	$(share rrxe_mods "$KMODROOT/lib/modules/$kver" ro) \
 	$(share rrxe_out "$OUT") \
 	$(share rrxe_top "$RRXE_TOP" ro) \
+	$(share rrxe_ksft "$KDIR/tools/testing/selftests/kselftest" ro) \
 	"${extra[@]}" </dev/null || qrc=$?
 if [ -f "$OUT/.rc" ]; then
 	exit "$(cat "$OUT/.rc")"

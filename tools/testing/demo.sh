@@ -8,8 +8,8 @@
 set -eEuo pipefail
 trap 'echo "demo: error: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/vm/lib.sh"
-. "$here/vm/pingpong.sh"
+. "$here/selftests/rrxe/lib/lib.sh"
+. "$here/selftests/rrxe/lib/pingpong.sh"
 
 bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 run() { printf '\033[1m$ %s\033[0m\n' "$*"; "$@"; }

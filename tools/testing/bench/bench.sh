@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `make bench`: benchmarks, apart from the tests.  Today: the protocol core
+# on the host (criterion: ICRC, parse+validate, build) reported in bytes/s
+# and as a ratio to plain memcpy of the same buffer, measured in the same
+# run.  Then, in one VM boot, stock perftest and ibv_rc_pingpong on rrxe and
+# C rxe, alternately (tools/testing/bench/bench-vm.sh), reported as rrxe/C-rxe
+# ratios per cell against the goals of Documentation (bench-report.py).
+# Results: out/bench/summary.txt, out/bench/vm.txt, out/bench/bandwidth.png.
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$top/scripts/lib.sh"
+rrxe_trap_errors
+export PATH="$HOME/.cargo/bin:$PATH"
+crate="$top/drivers/infiniband/sw/rrxe/proto"
+out="$top/out/bench"
+mkdir -p "$out"
+(cd "$crate" && cargo bench --bench throughput -- --warm-up-time 1 --measurement-time 3 2>&1) | tee "$out/criterion.log" |
+	grep -E "^(icrc|memcpy|parse|build)/|thrpt" || true
+python3 - "$crate/target/criterion" "$out/summary.txt" <<'PY'
+import json, os, sys
+root, dest = sys.argv[1], sys.argv[2]
+rates = {}
+for dirpath, _, files in os.walk(root):
+    if os.path.basename(dirpath) == "new" and "estimates.json" in files and "benchmark.json" in files:
+        b = json.load(open(os.path.join(dirpath, "benchmark.json")))
+        e = json.load(open(os.path.join(dirpath, "estimates.json")))
+        tp = b.get("throughput") or {}
+        nbytes = tp.get("Bytes")
+        if nbytes:
+            rates[b["full_id"]] = nbytes / (e["mean"]["point_estimate"] * 1e-9)
+lines = []
+for name in sorted(rates):
+    size = name.rsplit("/", 1)[-1]
+    base = rates.get(f"memcpy/copy_from_slice/{size}")
+    ratio = f"{rates[name] / base:6.3f} x memcpy" if base else ""
+    lines.append(f"{name:40s} {rates[name] / 2**30:8.2f} GiB/s  {ratio}")
+open(dest, "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
+
+# rrxe vs C rxe, same VM boot (tools/testing/bench/bench-vm.sh): the table of
+# ratios per cell, medians over ROUNDS alternating rounds with the spread,
+# and a plot of bandwidth by size.
+export RRXE_OUT="$out/vm"
+mkdir -p "$RRXE_OUT"
+# The plot uses Debian's python3-matplotlib, so Debian's python3 (another
+# python3 may come first on PATH).
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || {
+	step "apt-get install python3-matplotlib (for the plot)"
+	[ "$(id -u)" = 0 ] || die "the plot needs python3-matplotlib: apt-get install python3-matplotlib"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null ||
+		die "apt-get install python3-matplotlib failed"
+}
+# ROUNDS, BW_SIZES, BENCH_MTUS, LAT_ITERS, BENCH_CELLS and NVME_SECS (see
+# bench-vm.sh) pass into the VM.
+vm_env="ROUNDS=${ROUNDS:-5}"
+for v in BW_SIZES BENCH_MTUS LAT_ITERS BENCH_CELLS NVME_SECS; do
+	if [ -n "${!v:-}" ]; then vm_env+=" $v='${!v}'"; fi
+done
+VM_TIMEOUT=${VM_TIMEOUT:-7200} bash "$top/scripts/vm-run.sh" "$vm_env bash tools/testing/bench/bench-vm.sh" |
+	tee "$out/vm-raw.txt" | grep -E '^(bench|memcpy)' || true
+/usr/bin/python3 "$top/tools/testing/bench/bench-report.py" "$out/vm-raw.txt" "$out/vm.txt" "$out/bandwidth.png"

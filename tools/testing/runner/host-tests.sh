@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Host tests: `cargo test` of the no_std protocol core (unit, property,
+# known-answer and corpus-regression tests) and of roce-flood (the attack
+# tests' packet generator and its per-packet model), and the scripts'
+# failure reporting (setup-test.sh).  Writes HOST_PASS/HOST_FAIL to
+# $RRXE_OUT/host.counts.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+export RRXE_OUT=${RRXE_OUT:-$top/out/test}
+mkdir -p "$RRXE_OUT"
+export PATH="$HOME/.cargo/bin:$PATH"
+crate="$top/drivers/infiniband/sw/rrxe/proto"
+log="$RRXE_OUT/host.log"
+(cd "$crate" && cargo test --offline -j"$(nproc)" 2>&1 || cargo test -j"$(nproc)" 2>&1) | tee "$log" |
+	grep -E "^test result:|^error|panicked|FAILED"
+rc=${PIPESTATUS[0]}
+flood="$top/tools/testing/roce-flood"
+(cd "$flood" && cargo test --offline -j"$(nproc)" 2>&1 || cargo test -j"$(nproc)" 2>&1) | tee -a "$log" |
+	grep -E "^test result:|^error|panicked|FAILED"
+[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+pass=$(awk '/^test result:/ {for (i=1;i<=NF;i++) if ($i ~ /^passed;?$/) s+=$(i-1)} END {print s+0}' "$log")
+fail=$(awk '/^test result:/ {for (i=1;i<=NF;i++) if ($i ~ /^failed;?$/) s+=$(i-1)} END {print s+0}' "$log")
+if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then fail=1; echo "host: cargo test failed to run (see $log)" >&2; fi
+if [ "$pass" = 0 ] && [ "$fail" = 0 ]; then fail=1; echo "host: no tests ran" >&2; fi
+bash "$top/tools/testing/runner/setup-test.sh" | grep -v '^ok '
+SETUP_PASS=0 SETUP_FAIL=1
+# shellcheck disable=SC1091
+[ -f "$RRXE_OUT/setup.counts" ] && . "$RRXE_OUT/setup.counts"
+pass=$((pass + SETUP_PASS)) fail=$((fail + SETUP_FAIL))
+echo "host: $pass passed, $fail failed"
+echo "HOST_PASS=$pass HOST_FAIL=$fail" >"$RRXE_OUT/host.counts"
+[ "$fail" = 0 ]

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make test` (quick) and `make test-full` (full): the checks of the tree
+# itself (the flavor map in testing.rst current, each kernel's .config
+# holding the selftests' config), the host tests, then one VM boot per
+# kernel flavor (release, then debug: KASAN, lockdep, kmemleak) with the
+# KUnit suites and the selftests that run there, and the two-VM selftests
+# (release; both flavors in full).  Prints a line per test with its
+# flavor, time and the reason for a skip or failure, and ends with the
+# single line `N passed, N failed, N skipped` summing all of them.
+#   run-all.sh [quick|full] [filter]   (filter: a part of DIR/TEST.sh)
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+here=$top/tools/testing/runner
+level=${1:-quick}
+case $level in quick | full) ;; *) echo "usage: $0 [quick|full] [filter]" >&2; exit 2 ;; esac
+filter=${2:-}
+export RRXE_OUT=${RRXE_OUT:-$top/out/test}
+export RRXE_TEST_LEVEL=$level
+rm -rf "$RRXE_OUT" && mkdir -p "$RRXE_OUT"
+t0=$SECONDS
+pass=0 fail=0 skip=0
+times=()
+
+# check NAME CMD...: one pass or fail of the tree's own checks.
+check() {
+	local name=$1 out t=$SECONDS
+	shift
+	if out=$("$@" 2>&1); then
+		pass=$((pass + 1))
+		printf '  PASS  %-7s  %-34s %7s s  %s\n' host "$name" "$((SECONDS - t))" "$(tail -1 <<<"$out")"
+	else
+		fail=$((fail + 1))
+		printf '  FAIL  %-7s  %-34s %7s s\n' host "$name" "$((SECONDS - t))"
+		sed 's/^/      /' <<<"$out"
+	fi
+}
+
+echo "== checks of the tree"
+check flavor-map bash "$here/flavor-map.sh" --check "$top/Documentation/rrxe/testing.rst"
+for flavor in release debug; do
+	kconfig=$(FLAVOR=$flavor bash -c ". '$top/scripts/lib.sh' && echo \$KDIR")/.config
+	check "config ($flavor)" bash "$here/check-config.sh" "$kconfig"
+done
+
+echo "== host tests (cargo test of the protocol core and roce-flood; the scripts' failure reporting)"
+t1=$SECONDS
+bash "$here/host-tests.sh"
+HOST_PASS=0 HOST_FAIL=1
+# shellcheck disable=SC1091
+[ -f "$RRXE_OUT/host.counts" ] && . "$RRXE_OUT/host.counts"
+pass=$((pass + HOST_PASS)) fail=$((fail + HOST_FAIL))
+times+=("host $((SECONDS - t1)) s")
+
+for flavor in release debug; do
+	echo "== VM ($flavor kernel, $level): KUnit + selftests"
+	t1=$SECONDS
+	FLAVOR=$flavor RRXE_OUT="$RRXE_OUT/$flavor" bash "$here/vm-tests.sh" $filter
+	KUNIT_PASS=0 KUNIT_FAIL=1 VM_PASS=0 VM_FAIL=1 VM_SKIP=0
+	# shellcheck disable=SC1091
+	[ -f "$RRXE_OUT/$flavor/counts" ] && . "$RRXE_OUT/$flavor/counts"
+	pass=$((pass + KUNIT_PASS + VM_PASS))
+	fail=$((fail + KUNIT_FAIL + VM_FAIL))
+	skip=$((skip + VM_SKIP))
+	times+=("$flavor VM $((SECONDS - t1)) s")
+	# Two VMs side by side (C rxe and rrxe each in its own initial
+	# namespace): on the release kernel in make test, on both in
+	# make test-full.
+	if [ "$flavor" = release ] || [ "$level" = full ]; then
+		echo "== two VMs ($flavor kernel, $level): two-VM selftests"
+		t1=$SECONDS
+		FLAVOR=$flavor RRXE_OUT="$RRXE_OUT/pair-$flavor" bash "$here/vm-pair-tests.sh" $filter
+		PAIR_PASS=0 PAIR_FAIL=1 PAIR_SKIP=0
+		# shellcheck disable=SC1091
+		[ -f "$RRXE_OUT/pair-$flavor/counts" ] && . "$RRXE_OUT/pair-$flavor/counts"
+		pass=$((pass + PAIR_PASS))
+		fail=$((fail + PAIR_FAIL))
+		skip=$((skip + PAIR_SKIP))
+		times+=("$flavor two VMs $((SECONDS - t1)) s")
+	fi
+done
+
+echo "== time: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g'); all $((SECONDS - t0)) s; logs in $RRXE_OUT"
+if [ "$skip" != 0 ]; then
+	echo "== skipped (not counted as passed):"
+	cat "$RRXE_OUT"/*/results.tsv "$RRXE_OUT"/pair-*/*/results.tsv 2>/dev/null |
+		awk -F'\t' '$3 == "SKIP" { printf "  %s (%s): %s\n", $1, $2, $5 }' | sort -u
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Disruptions while ibv_rc_pingpong runs between two rrxe devices.  rrxe
+# supports disassociating user contexts, so neither rmmod nor `rdma link
+# delete` waits for the processes: the devices go at once, the processes'
+# next verb fails (EIO) and their ring mappings are zapped.  Checked: the
+# removal returns promptly, a run ends (or can be killed) instead of
+# hanging, the module unloads and reloads, nothing in dmesg.
+. "$(dirname "$0")/../lib/ksft.sh"
+ksft_require_cmd ibv_rc_pingpong
+. "$RRXE_LIB/pingpong.sh"
+
+start_pp() { # ITERS: server in ppA, client in ppB, in the background
+	local g1 g2 port=$((PP_PORT++))
+	g1=$(pp_gid_index ppa0 10.77.0.1) && g2=$(pp_gid_index ppb0 10.77.0.2) || fail "no GIDs"
+	ip netns exec ppA ibv_rc_pingpong -d ppa0 -g "$g1" -p "$port" -s 4096 -n "$1" >/tmp/d-srv.log 2>&1 &
+	srv=$!
+	wait_for 10 pp_listening ppA "$port" || fail "server not listening"
+	ip netns exec ppB ibv_rc_pingpong -d ppb0 -g "$g2" -p "$port" -s 4096 -n "$1" 10.77.0.1 >/tmp/d-cli.log 2>&1 &
+	cli=$!
+}
+
+# 0. Undisturbed, as a control.
+pp_setup_pair rrxe rrxe
+start_pp 500
+wait "$cli" || fail "client failed: $(cat /tmp/d-cli.log)"
+wait "$srv" || fail "server failed: $(cat /tmp/d-srv.log)"
+note "control run: $(tail -1 /tmp/d-cli.log)"
+
+# 1. rmmod mid-run: the devices go, the processes stop or are killed.
+start_pp 1000000
+sleep 3
+timeout 60 rmmod rdma_rrxe || fail "rmmod blocked or failed during a run"
+has_ibdev ppa0 && fail "ppa0 still there after rmmod"
+sleep 2
+kill -9 "$cli" "$srv" 2>/dev/null || true
+wait "$cli" "$srv" 2>/dev/null || true
+note "after rmmod: client: $(tail -1 /tmp/d-cli.log)"
+pp_teardown
+pp_setup_pair rrxe rrxe
+
+# 2. rdma link delete mid-run.
+start_pp 1000000
+sleep 3
+timeout 60 ip netns exec ppB rdma link delete ppb0 || fail "link delete blocked or failed"
+has_ibdev ppb0 && fail "ppb0 still there"
+sleep 2
+kill -9 "$cli" "$srv" 2>/dev/null || true
+wait "$cli" "$srv" 2>/dev/null || true
+note "after link delete: client: $(tail -1 /tmp/d-cli.log)"
+pp_teardown
+
+# 3. The netdevs go away mid-run (the veth pair is destroyed).
+pp_setup_pair rrxe rrxe
+start_pp 1000000
+sleep 3
+ip -n ppB link del vpb
+wait_for 30 bash -c '! [ -e /sys/class/infiniband/ppb0 ] && ! [ -e /sys/class/infiniband/ppa0 ]' ||
+	fail "devices not removed with their netdevs"
+kill -9 "$cli" "$srv" 2>/dev/null || true
+wait "$cli" "$srv" 2>/dev/null || true
+pp_teardown
+wait_for 30 rmmod rdma_rrxe || fail "rmmod after the disruptions failed: $(lsmod | grep rrxe)"
+note "module unloaded"

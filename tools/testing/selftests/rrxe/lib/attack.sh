@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# Helpers for the attack scenarios (remote-flood, forged-peers;
+# sourced after lib.sh and pingpong.sh, inside the test VM).  Crafted
+# packets are written by roce-flood (tools/testing/roce-flood, built on the
+# host into $RRXE_TOP/out/progs) and replayed with pcap_replay
+# (tools/testing/selftests/rrxe/progs/pcap_replay.c: AF_PACKET, sendmmsg) from ppB's
+# end of the veth, so they arrive at ppa0 (ppA, 10.77.0.1) from another
+# namespace.
+#
+#   atk_flood ARGS...          runs roce-flood
+#   atk_prepare                rp_filter off in ppA (forged sources pass
+#                              the stack and reach rrxe)
+#   atk_mac NS DEV             hardware address of DEV in NS
+#   atk_stats DEV              DEV's counters as "name value" lines
+#   atk_get STATS NAME         one value of atk_stats output
+#   atk_quiet DEV              waits until DEV's counters stop moving
+#   atk_replay FILE            pcap_replay FILE on vpb (in ppB); sets
+#                              ATK_SENT, ATK_SECS, ATK_PPS; fails on any
+#                              packet it could not send
+#   atk_sum FILE KEY           one value of a roce-flood summary
+
+ATK_BIN=${ATK_BIN:-$RRXE_TOP/out/progs/roce-flood}
+ATK_REPLAY=${ATK_REPLAY:-$RRXE_TOP/out/progs/pcap_replay}
+
+atk_flood() {
+	[ -x "$ATK_BIN" ] || fail "$ATK_BIN missing (tools/testing/runner/build-progs.sh builds it before the VM boots)"
+	"$ATK_BIN" "$@"
+}
+
+atk_prepare() {
+	local k
+	for k in all default vpa; do
+		ip netns exec ppA sysctl -qw "net.ipv4.conf.$k.rp_filter=0"
+	done
+	[ -x "$ATK_REPLAY" ] || fail "$ATK_REPLAY missing (tools/testing/runner/build-progs.sh builds it)"
+	# Neighbours resolved before anything is measured.
+	ip netns exec ppB ping -c 1 -W 5 10.77.0.1 >/dev/null || fail "ping ppB -> ppA"
+}
+
+atk_mac() { ip -n "$1" -o link show "$2" | grep -o 'link/ether [0-9a-f:]*' | awk '{print $2}'; }
+
+atk_stats() {
+	rdma statistic show link "$1/1" | sed 's/^link [^ ]* //' | xargs -n 2 echo
+}
+
+atk_get() { echo "$1" | awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'; }
+
+atk_quiet() {
+	local prev="" cur i
+	for ((i = 0; i < 100; i++)); do
+		cur=$(atk_stats "$1")
+		[ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		nap 0.3
+	done
+	fail "$1: counters still moving after 30 s"
+}
+
+atk_replay() {
+	local out failed
+	out=$(ip netns exec ppB "$ATK_REPLAY" vpb "$1" 2>&1) || fail "pcap_replay $1: $out"
+	ATK_SENT=$(echo "$out" | sed -n 's/.*sent=\([0-9]*\).*/\1/p')
+	ATK_SECS=$(echo "$out" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p')
+	ATK_PPS=$(echo "$out" | sed -n 's/.*pps=\([0-9]*\).*/\1/p')
+	failed=$(echo "$out" | sed -n 's/.*failed=\([0-9]*\).*/\1/p')
+	[ -n "$ATK_SENT" ] || fail "pcap_replay printed no packet count: $out"
+	[ "${failed:-0}" = 0 ] || fail "pcap_replay could not send $failed packets: $out"
+}
+
+atk_sum() { sed -n "s/^$2=//p" "$1"; }
+
+# atk_start SRV_DRV PROG LOG READY ARGS...: devices ppa0 (SRV_DRV) and
+# ppb0 (rrxe) in two namespaces (pp_setup_pair), the attack tools ready
+# (atk_prepare), and the pyverbs program PROG (in progs/) started in the
+# background as `PROG ppa0 GID_A ppb0 GID_B ARGS...` with its output in
+# LOG; returns once PROG has written the file READY.  Sets gA and gB (the
+# GID indices) and ATK_PID (PROG's pid).
+atk_start() {
+	local drv=$1 prog=$2 log=$3 ready=$4
+	shift 4
+	pp_setup_pair "$drv" rrxe
+	atk_prepare
+	gA=$(pp_gid_index ppa0 10.77.0.1) || fail "no GID on ppa0"
+	gB=$(pp_gid_index ppb0 10.77.0.2) || fail "no GID on ppb0"
+	/usr/bin/python3 "$RRXE_PROGS/$prog" ppa0 "$gA" ppb0 "$gB" "$@" >"$log" 2>&1 &
+	ATK_PID=$!
+	wait_for 60 test -s "$ready" || fail "$prog did not start: $(cat "$log")"
+}

@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: GPL-2.0
+# The rrxe selftests' shell library: helpers only, no side effects beyond
+# the variables below, so the runner, the benchmarks and the other
+# libraries source it too.  A test starts with lib/ksft.sh instead, which
+# sources this and makes the script a kselftest.  A test is a bash script
+# that exits 0 on success; `fail MSG` ends it with a message.
+#
+#   RRXE_SELFTESTS  tools/testing/selftests/rrxe
+#   RRXE_LIB        its lib/ (these shell libraries)
+#   RRXE_PROGS      its progs/ (the pyverbs and C check programs)
+#   RRXE_TOP        the repository (out/progs holds the built programs)
+#   RRXE_FLAVOR     release or debug: the running kernel's (uname -r)
+#   RRXE_TEST_LEVEL quick (make test) or full (make test-full)
+RRXE_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RRXE_SELFTESTS=${RRXE_LIB%/lib}
+RRXE_PROGS=$RRXE_SELFTESTS/progs
+RRXE_TOP=${RRXE_TOP:-${RRXE_SELFTESTS%/tools/testing/selftests/rrxe}}
+case $(uname -r) in *-debug-*) : "${RRXE_FLAVOR:=debug}" ;; *) : "${RRXE_FLAVOR:=release}" ;; esac
+: "${RRXE_TEST_LEVEL:=quick}"
+export RRXE_LIB RRXE_SELFTESTS RRXE_PROGS RRXE_TOP RRXE_FLAVOR RRXE_TEST_LEVEL
+# The pyverbs programs import the one helper package, rrxe_ksft.
+export PYTHONPATH=$RRXE_LIB/py${PYTHONPATH:+:$PYTHONPATH}
+# The debug kernel (KASAN, lockdep, kmemleak, under TCG) runs the data
+# path about 50x slower: its pingpong cells move a tenth of the data (the
+# same sizes, MTUs and flags); at level quick it takes the matrices' smoke
+# subset and fewer lossy messages.
+if [ "$RRXE_FLAVOR" = debug ]; then
+	export PP_ITERS_1=${PP_ITERS_1:-100} PP_ITERS_4096=${PP_ITERS_4096:-100}
+	export PP_ITERS_65536=${PP_ITERS_65536:-30} PP_ITERS_1048576=${PP_ITERS_1048576:-4}
+	export PP_LONG_ITERS=${PP_LONG_ITERS:-2000}
+	if [ "$RRXE_TEST_LEVEL" = quick ]; then
+		export RRXE_MATRIX=${RRXE_MATRIX:-smoke} LOSS_MESSAGES=${LOSS_MESSAGES:-20}
+	fi
+fi
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Kernel messages that mean a scenario broke the kernel, whatever it
+# printed: oopses, KASAN/KFENCE/UBSAN reports, lockdep and
+# sleeping-in-atomic ("BUG:"/"WARNING:"), debugobjects, refcount and
+# hung-task reports.
+BAD_DMESG='BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|KFENCE|ODEBUG|kmemleak|rust_panic|panicked|blocked for more than|possible circular locking|inconsistent lock state|sleeping function called'
+
+# scenario_why RC DMESG: why a scenario that exited RC (124: its time
+# limit) and left the kernel log DMESG failed; nothing if it passed.
+scenario_why() {
+	local why=""
+	[ "$1" = 0 ] || why="exit $1"
+	[ "$1" = 124 ] && why="timed out"
+	if grep -Eq "$BAD_DMESG" "$2"; then
+		why="${why:+$why, }kernel log: $(grep -Em1 "$BAD_DMESG" "$2")"
+	fi
+	echo "$why"
+}
+
+# `make test` on the debug kernel (KASAN, lockdep, kmemleak: ~10x slower):
+# scenarios keep every rrxe code path but drop repetitions that only
+# matter for C rxe or for volume (the release run and make test-full
+# have them).
+debug_quick() { [ "${RRXE_FLAVOR:-release}" = debug ] && [ "${RRXE_TEST_LEVEL:-quick}" = quick ]; }
+note() { echo "  # $*"; }
+
+# Runs "$@" and requires it to fail with a message matching $1 (ERE).
+expect_fail() {
+	local pattern=$1; shift
+	local out
+	if out=$("$@" 2>&1); then fail "expected failure: $*"; fi
+	echo "$out" | grep -Eqi -- "$pattern" || fail "'$*' failed, but not with /$pattern/: $out"
+	note "refused as expected: $* -> $(echo "$out" | head -1)"
+}
+
+# veth pair NAME0/NAME1, both up, in the current namespace.
+mkveth() {
+	modprobe veth
+	ip link add "$1" type veth peer name "$2"
+	ip link set "$1" up
+	ip link set "$2" up
+}
+
+# nap SECONDS: sleeps without starting a process (read's time limit on a
+# FIFO nobody writes).  Under TCG a fork and exec costs 0.1-0.3 s, more
+# than the 0.1 s polls it would space.
+nap() {
+	if [ -z "${_NAP_FD:-}" ]; then
+		local f
+		f=$(mktemp -u /tmp/nap.XXXXXX)
+		mkfifo "$f"
+		exec {_NAP_FD}<>"$f"
+		rm -f "$f"
+	fi
+	read -r -t "$1" -u "$_NAP_FD" _ || true
+}
+
+# Waits up to $1 seconds for a command to succeed.
+wait_for() {
+	local t=$1; shift
+	local i
+	for ((i = 0; i < t * 10; i++)); do "$@" && return 0; nap 0.1; done
+	return 1
+}
+
+# pid_listening PID PORT: a TCP socket listens on PORT in the network
+# namespace of process PID (its /proc/PID/net/tcp and tcp6, read without
+# starting a process: `ip netns exec NS ss` costs half a second under TCG).
+pid_listening() {
+	local hex _sl local _rem st _rest f
+	printf -v hex ':%04X' "$2"
+	for f in "/proc/$1/net/tcp" "/proc/$1/net/tcp6"; do
+		[ -r "$f" ] || continue
+		while read -r _sl local _rem st _rest; do
+			[[ $local == *"$hex" && $st == 0A ]] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# One field of `ibv_devinfo -v -d DEV` (first match), e.g. devinfo rrxe0 state
+devinfo() {
+	ibv_devinfo -v -d "$1" | sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -1
+}
+
+has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
+
+# C rxe and rrxe both bind UDP port 4791 in the namespaces they serve, so
+# they cannot share one.  Moves NETDEV into namespace nsrxe (created if
+# needed) and adds C rxe's device NAME on it there; ib devices stay visible
+# from every namespace.
+c_rxe_in_ns() {
+	ip netns list | grep -qw nsrxe || ip netns add nsrxe
+	ip link set "$1" netns nsrxe
+	ip netns exec nsrxe ip link set "$1" up
+	modprobe rdma_rxe
+	ip netns exec nsrxe rdma link add "$2" type rxe netdev "$1"
+}
+
+# Whether to run the C rxe half of a scenario that checks rrxe against C
+# rxe: not on the debug kernel's make test (C rxe's answers do not depend
+# on the flavor; the release run and make test-full compare them), for
+# the CI budget.
+c_rxe_half() {
+	if debug_quick; then
+		note "C rxe half: compared on the release kernel (make test) and here in make test-full"
+		return 1
+	fi
+	return 0
+}
+
+# The index of GID $2 (full form) on device $1, if it has it.
+gid_index() {
+	gid_scan "$1" "$2"
+}
+
+# gid_scan DEV PATTERN [TYPE]: prints the lowest index of DEV's port-1 GID
+# table whose GID matches the bash PATTERN (and whose type is TYPE, e.g.
+# "RoCE v2", if given).  The table is read in index order with bash's
+# own read: no process per entry (each costs 0.1-0.3 s under TCG), and
+# the wanted GID sits near the start, so the scan stops after a few reads
+# (a grep over every entry reads all of them, 1 s on the debug kernel).
+gid_scan() {
+	local d=/sys/class/infiniband/$1/ports/1 all idx g type
+	all=("$d"/gids/*)
+	[ -e "${all[0]}" ] || return 1
+	for ((idx = 0; idx < ${#all[@]}; idx++)); do
+		read -r g <"$d/gids/$idx" 2>/dev/null || continue
+		# shellcheck disable=SC2053
+		[[ $g == $2 ]] || continue
+		if [ -n "${3:-}" ]; then
+			read -r type <"$d/gid_attrs/types/$idx" 2>/dev/null || continue
+			[ "$type" = "$3" ] || continue
+		fi
+		echo "$idx"
+		return 0
+	done
+	return 1
+}
+
+# rrxe0 on veth0 (10.0.0.1) and C rxe's rxe0 on veth1 (10.0.0.2, in
+# namespace nsrxe, see verbs_on_both), each once its IPv4 RoCE v2 GID is
+# there; GID_RRXE and GID_RXE are set to those GIDs' indices.
+rrxe_and_c_rxe() {
+	local gb=0000:0000:0000:0000:0000:ffff:0a00:0002
+	mkveth veth0 veth1
+	ip addr add 10.0.0.1/24 dev veth0
+	rrxe0_up
+	c_rxe_in_ns veth1 rxe0
+	ip netns exec nsrxe ip addr add 10.0.0.2/24 dev veth1
+	wait_for 10 gid_index rxe0 $gb >/dev/null || fail "rxe0 IPv4 GID missing"
+	GID_RXE=$(gid_index rxe0 $gb)
+}
+
+# Loads rdma_rrxe (with module parameters "$@") and adds rrxe0 on veth0
+# (10.0.0.1, see rrxe_and_c_rxe); GID_RRXE is its IPv4 GID's index.
+rrxe0_up() {
+	local ga=0000:0000:0000:0000:0000:ffff:0a00:0001
+	modprobe rdma_rrxe "$@"
+	rdma link add rrxe0 type rrxe netdev veth0
+	wait_for 10 gid_index rrxe0 $ga >/dev/null || fail "rrxe0 IPv4 GID missing"
+	GID_RRXE=$(gid_index rrxe0 $ga)
+}
+
+# Fails the scenario, showing the difference, unless outputs $2 and $3 of
+# check $1 have the same lines, but for those matching the grep pattern $4
+# (named deviations; none if empty).
+same_lines() {
+	local t=$1 a=$2 b=$3 skip=${4:-} f=/tmp/${1//[^A-Za-z0-9_-]/_}
+	if [ -n "$skip" ]; then
+		a=$(grep -v "$skip" <<<"$a" || true)
+		b=$(grep -v "$skip" <<<"$b" || true)
+	fi
+	if [ "$a" != "$b" ]; then
+		echo "$a" >"$f-1.txt"
+		echo "$b" >"$f-2.txt"
+		diff "$f-1.txt" "$f-2.txt" | sed 's/^/  # /'
+		fail "$t: outputs differ (above: < first, > second)"
+	fi
+}
+
+# Runs the pyverbs check SCRIPT.py (in progs/) on rrxe0 and,
+# unless c_rxe_half skips it, on C rxe's rxe0 (see rrxe_and_c_rxe), and
+# fails unless both print the same lines but for those matching the grep
+# pattern $2 (C rxe's named deviations).  The outputs are left in OUT_RRXE
+# and OUT_RXE (empty when the C rxe half is skipped).
+same_on_both() {
+	local t=$1 skip=${2:-} py=$RRXE_PROGS/$1.py
+	OUT_RRXE=$(timeout 120 /usr/bin/python3 "$py" rrxe0 "$GID_RRXE" 2>&1) ||
+		fail "$t on rrxe: $OUT_RRXE"
+	echo "$OUT_RRXE"
+	OUT_RXE=
+	c_rxe_half || return 0
+	OUT_RXE=$(ip netns exec nsrxe timeout 120 /usr/bin/python3 "$py" rxe0 "$GID_RXE" 2>&1) ||
+		fail "$t on C rxe: $OUT_RXE"
+	same_lines "$t" "$OUT_RRXE" "$OUT_RXE" "$skip"
+}
+
+# Runs the pyverbs test SCRIPT (in progs/) against rrxe0 on veth0
+# and then, unchanged, against C rxe's rxe0 on veth1: the checks are about
+# the verbs, so both drivers must pass them.  Both drivers bind UDP port
+# 4791 in the namespaces they serve, so C rxe's veth1 lives in namespace
+# nsrxe (devices stay visible from every namespace).
+verbs_on_both() {
+	local script="$RRXE_PROGS/$1"
+	shift
+	mkveth veth0 veth1
+	modprobe rdma_rrxe
+	rdma link add rrxe0 type rrxe netdev veth0
+	c_rxe_in_ns veth1 rxe0
+	/usr/bin/python3 "$script" rrxe0 "$@"
+	if c_rxe_half; then
+		/usr/bin/python3 "$script" rxe0 "$@"
+	fi
+	rdma link delete rxe0
+	rdma link delete rrxe0
+	ip netns del nsrxe
+	rmmod rdma_rrxe
+}

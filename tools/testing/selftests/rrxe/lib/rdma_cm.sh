@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# rdma_cm tool pairs for VM scenarios (sourced after lib.sh and
+# pingpong.sh, inside the test VM): server in namespace ppA, client in
+# ppB (see pp_setup_pair).
+#
+#   cm_pair NAME SERVER_CMD... -- CLIENT_CMD...
+#       runs one pair; both must exit 0 within 90 s, else the scenario
+#       fails showing both outputs (kept in $CM_LOG).  CM_READY (an ERE),
+#       if set, is what the server prints once it listens.
+
+CM_LOG=/tmp/rdma-cm
+mkdir -p "$CM_LOG"
+CM_N=0
+
+# cm_pair NAME SERVER_CMD -- CLIENT_CMD: the server in ppA, then the client
+# in ppB; both must exit 0 within 90 s.  perftest's clock calibration can
+# fail under TCG ("Correlation coefficient r^2 < 0.9", see perftest.sh):
+# that side then exits without the closing handshake and its peer waits;
+# such a run is repeated (up to PT_CALIBRATION_TRIES times, said on
+# stderr).
+cm_pair() {
+	local name=$1 try
+	shift
+	for ((try = 1; ; try++)); do
+		cm_pair_once "$name" "$@" && return 0
+		grep -qs 'Correlation coefficient' "$CM_LOG/$CM_N-$name".* || break
+		((try < ${PT_CALIBRATION_TRIES:-1})) || break
+		echo "cm_pair: $name: perftest's clock calibration failed (try $try), repeating" >&2
+	done
+	sed 's/^/  # client: /' "$CM_LOG/$CM_N-$name.client" | tail -8
+	sed 's/^/  # server: /' "$CM_LOG/$CM_N-$name.server" | tail -8
+	fail "$name ($PP_LABEL): $CM_WHY"
+}
+
+# cm_wait_listener NS SECS: waits until namespace NS has an rdma_cm ID in
+# state LISTEN, at most SECS seconds (then goes on: the client's connect
+# decides).
+cm_wait_listener() {
+	local end
+	end=$(awk -v t="$EPOCHREALTIME" -v s="$2" 'BEGIN { printf "%d", (t + s) * 1000 }')
+	while ! ip netns exec "$1" rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'; do
+		((${EPOCHREALTIME/./} / 1000 < end)) || return 0
+		nap 0.1
+	done
+}
+
+cm_pair_once() {
+	local name=$1 i
+	shift
+	local srv=() cli=()
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	CM_N=$((CM_N + 1))
+	local so="$CM_LOG/$CM_N-$name.server" co="$CM_LOG/$CM_N-$name.client" spid src=0 crc=0
+	ip netns exec ppA timeout 90 "${srv[@]}" >"$so" 2>&1 &
+	spid=$!
+	# rdma_cm servers listen on no TCP port: wait until ppA shows a
+	# listening rdma_cm ID (at most 1.5 s), or until the server prints
+	# CM_READY (an ERE) if that is set.
+	if [ -n "${CM_READY:-}" ]; then
+		for ((i = 0; i < 300; i++)); do
+			grep -Eqs -- "$CM_READY" "$so" && break
+			kill -0 "$spid" 2>/dev/null || break
+			nap 0.1
+		done
+	else
+		cm_wait_listener ppA 1.5
+	fi
+	ip netns exec ppB timeout 90 "${cli[@]}" >"$co" 2>&1 || crc=$?
+	if [ $crc != 0 ]; then
+		for ((i = 0; i < 50; i++)); do kill -0 "$spid" 2>/dev/null || break; nap 0.1; done
+		kill "$spid" 2>/dev/null || true
+	fi
+	wait "$spid" || src=$?
+	CM_WHY="client exit $crc, server exit $src"
+	[ $crc = 0 ] && [ $src = 0 ] || return 1
+	note "$name $PP_LABEL: ok ($(grep -v '^-*$' "$co" | tail -1 | tr -s ' \t' ' '))"
+}

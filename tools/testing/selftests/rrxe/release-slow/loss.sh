@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Retransmission: RC traffic between two rrxe devices, and between rrxe and
+# C rxe each way, over a veth with netem dropping 5% of the packets in
+# each direction: SENDs and RDMA WRITEs of 64 KiB (pyverbs, loss_test.py)
+# must all complete and arrive byte-exact (sequence NAKs, duplicate ACKs,
+# the retransmit timer), and the counters show the recovery.  Then RDMA
+# READs of 1 MiB (byte-exact: a lost response packet makes the requester
+# ask again for the rest, the responder executes the READ again from that
+# PSN) and 200 fetch-and-adds from two QPs onto one counter (exactly 200
+# afterwards, every original value once: a resent atomic is answered from
+# the responder's saved result, never executed twice).  Then rounds of
+# WRITE, ATOMIC WRITE, FLUSH and READ (persist_loss_test.py): every
+# completion in order, no READ returns an ATOMIC WRITE older than its
+# round's, each FLUSHed slot holds its data, so a lost FLUSH or ATOMIC
+# WRITE acknowledgement is answered again, never executed out of turn.
+# Between two rrxe devices only: C rxe as the requester resends an ATOMIC
+# WRITE at address 0 (its req_retry() takes the address only for atomics,
+# READs and WRITEs, and ATOMIC WRITE is none of them), which rrxe, as any
+# responder, refuses with a remote access error when the first copy was
+# lost.
+. "$(dirname "$0")/../lib/ksft.sh"
+ksft_require_py pyverbs
+ksft_require_module rdma_rxe sch_netem
+. "$RRXE_LIB/pingpong.sh"
+lossy() {
+	# Resolve the neighbours first: a lost ARP would fail the connection
+	# setup (modify_qp to RTR resolves the peer's MAC), not test RoCE.
+	ip netns exec ppA ping -c 1 -W 5 10.77.0.2 >/dev/null || fail "ping ppA -> ppB"
+	ip netns exec ppB ping -c 1 -W 5 10.77.0.1 >/dev/null || fail "ping ppB -> ppA"
+	ip netns exec ppA tc qdisc add dev vpa root netem loss 5%
+	ip netns exec ppB tc qdisc add dev vpb root netem loss 5%
+}
+modprobe sch_netem
+pairs=("rrxe rrxe" "rxe rrxe" "rrxe rxe")
+debug_quick && pairs=("rrxe rrxe" "rrxe rxe")
+for pair in "${pairs[@]}"; do
+	# shellcheck disable=SC2086
+	pp_setup_pair $pair
+	lossy
+	/usr/bin/python3 "$RRXE_PROGS/loss_test.py" \
+		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" "${LOSS_MESSAGES:-60}" ||
+		fail "$pair: loss test"
+	/usr/bin/python3 "$RRXE_PROGS/loss_test.py" \
+		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
+		--phases read,faa --size 1M --bytes "${LOSS_READ_BYTES:-4M}" --window 2 --atomics 200 ||
+		fail "$pair: READ/atomic loss test"
+	if [ "$pair" = "rrxe rrxe" ]; then
+		/usr/bin/python3 "$RRXE_PROGS/persist_loss_test.py" \
+			ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
+			--rounds "${PERSIST_ROUNDS:-150}" --window 4 ||
+			fail "$pair: FLUSH/ATOMIC WRITE loss test"
+	fi
+	note "$pair: passed with 5% loss"
+	if [ "$pair" = "rrxe rrxe" ]; then
+		stats=$(rdma statistic show link ppa0/1; rdma statistic show link ppb0/1)
+		note "$stats"
+		echo "$stats" | grep -Eq "retransmits [1-9]" || fail "no retransmissions counted"
+		echo "$stats" | grep -Eq "(out_of_seq_request|duplicate_request) [1-9]" ||
+			fail "no sequence/duplicate events counted"
+		echo "$stats" | grep -Eq "read_replays [1-9]" || fail "no READ executed again after a loss"
+		echo "$stats" | grep -Eq "atomic_replays [1-9]" || fail "no atomic answered from the saved result"
+		echo "$stats" | grep -Eq "atomics_executed 200( |$)" || fail "atomics executed other than 200 times"
+		echo "$stats" | grep -Eq "flushes_executed [1-9]" || fail "no FLUSH executed"
+	fi
+done
+pp_teardown
