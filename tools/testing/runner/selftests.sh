@@ -106,7 +106,7 @@ ksft_run_one() {
 	FAIL) echo "not ok $n selftests: rrxe: $name # ${why:0:200}" ;;
 	esac >>"$out/selftests.tap"
 	printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$RRXE_FLAVOR" "$result" "$secs" "$why" >>"$out/results.tsv"
-	printf '  %-4s  %-7s  %-34s %7s s  %s\n' "$result" "$RRXE_FLAVOR" "$name" "$secs" "${why:0:160}"
+	printf '  %-4s  %-7s  %-38s %7s s  %s\n' "$result" "$RRXE_FLAVOR" "$name" "$secs" "${why:0:160}"
 	if [ $result = FAIL ]; then
 		sed 's/^/      /' "$log.log" | tail -25
 		return 1

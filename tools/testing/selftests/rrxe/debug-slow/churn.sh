@@ -66,8 +66,9 @@ start_traffic() {
 	tpid=$!
 	# Packets counted on ppb0: the traffic flows.
 	local r0
-	r0=$(rdma statistic show link ppb0/1 | grep -Eo 'rcvd_pkts [0-9]+' | awk '{print $2}')
-	wait_for 60 sh -c "[ \$(rdma statistic show link ppb0/1 | grep -Eo 'rcvd_pkts [0-9]+' | awk '{print \$2}') -gt $((r0 + 100)) ]" ||
+	r0=$(hw_counter ppb0 rcvd_pkts)
+	flowing() { [ "$(hw_counter ppb0 rcvd_pkts)" -gt $((r0 + 100)) ]; }
+	wait_for 60 flowing ||
 		fail "traffic did not start: $(cat $W/traffic.log)"
 }
 
@@ -75,7 +76,7 @@ start_traffic() {
 # it; notes which.
 end_traffic() {
 	local secs=$1 what=$2
-	if wait_for "$secs" sh -c "! kill -0 $tpid 2>/dev/null"; then
+	if wait_for "$secs" pid_gone "$tpid"; then
 		wait "$tpid" || fail "$what: traffic process failed: $(cat $W/traffic.log)"
 		note "$what: traffic ended by itself: $(tail -1 $W/traffic.log)"
 	else
@@ -118,7 +119,7 @@ while kill -0 "${pids[@]}" 2>/dev/null; do
 	timeout 60 rdma link delete churn0 || fail "rdma link delete churn0 (cycle $links)"
 	if [ $((links % 4)) = 0 ]; then
 		# Its next verb fails (EIO) or its next poll times out (5 s).
-		wait_for 40 sh -c "! kill -0 $vpid 2>/dev/null" ||
+		wait_for 40 pid_gone $vpid ||
 			fail "churn on churn0 still running 40 s after the link delete: $(cat /proc/$vpid/stack 2>/dev/null)"
 		wait $vpid || fail "churn on churn0 failed: $(tail -5 $W/victim.log)"
 		victims=$((victims + 1))
@@ -226,7 +227,7 @@ gone || fail "devices left after rmmod"
 note "rmmod under churn and traffic returned in $((SECONDS - t1)) s"
 ended=0
 for p in "${pids[@]}" "$tpid"; do
-	if wait_for 30 sh -c "! kill -0 $p 2>/dev/null"; then ended=$((ended + 1)); else kill -9 "$p" 2>/dev/null || true; fi
+	if wait_for 30 pid_gone $p; then ended=$((ended + 1)); else kill -9 "$p" 2>/dev/null || true; fi
 	wait "$p" 2>/dev/null || true
 done
 note "$ended of 5 processes ended by themselves after rmmod, the rest killed"

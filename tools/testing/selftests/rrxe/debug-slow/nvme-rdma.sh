@@ -100,7 +100,7 @@ timeout 120 nvme disconnect -n "$NQN" >/dev/null || fail "nvme disconnect after 
 for ((i = 0; i < 600; i++)); do kill -0 "$fpid" 2>/dev/null || break; nap 0.1; done
 kill -0 "$fpid" 2>/dev/null && fail "fio still running 60 s after nvme disconnect"
 wait "$fpid" 2>/dev/null || true
-wait_for 30 bash -c '! ls -d /sys/class/nvme/nvme[0-9]* >/dev/null 2>&1' || fail "the host controller stayed after nvme disconnect"
+wait_for 30 paths_gone '/sys/class/nvme/nvme[0-9]*' || fail "the host controller stayed after nvme disconnect"
 note "target device deleted during I/O (in $tdel s): nvme disconnect and fio's end took $((SECONDS - t0)) s ($(grep -m1 -oE 'err= *[0-9]+' /tmp/nvme-cut.log || echo 'no err line'))"
 [ -z "$hung0" ] || echo "$hung0" >$hung
 nvme_target_down
@@ -113,7 +113,7 @@ nvme_host_up 10.79.0.2
 fio_verify again 8M
 t0=$SECONDS
 timeout 120 rmmod rdma_rrxe || fail "rmmod rdma_rrxe with an NVMe controller connected failed or hung"
-wait_for 30 bash -c '! ls -d /sys/class/nvme/nvme[0-9]* >/dev/null 2>&1' || fail "the host controller stayed after rmmod"
+wait_for 30 paths_gone '/sys/class/nvme/nvme[0-9]*' || fail "the host controller stayed after rmmod"
 note "rmmod with a controller connected: done in $((SECONDS - t0)) s, controller removed"
 nvme_target_down
 modprobe -r nvme-rdma nvmet-rdma nvmet null_blk 2>/dev/null || true

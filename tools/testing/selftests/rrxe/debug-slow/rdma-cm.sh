@@ -5,8 +5,8 @@
 # open port"); stock rdma_cm tools run between two namespaces: rping with
 # data verification, ucmatose with several connections, udaddy (UD with
 # SIDR), mckey (rdma_cm multicast join), rdma_server/rdma_client, and
-# perftest over rdma_cm (ib_send_bw -R, ib_write_bw -R); rrxe to rrxe and
-# across drivers both ways (rrxe to rrxe only on debug).  Then teardown
+# perftest over rdma_cm (ib_send_bw -R, ib_write_bw -R), rrxe to rrxe
+# (across drivers: rdma-cm-interop.sh).  Then teardown
 # with connections open: the client's namespace deleted mid-rping (its
 # device goes with the veth; the server sees the disconnect), rmmod during
 # ucmatose, a device moved between namespaces in exclusive mode with a
@@ -15,42 +15,12 @@
 # counts a link down.
 . "$(dirname "$0")/../lib/ksft.sh"
 ksft_require_cmd ib_send_bw ib_write_bw mckey rdma_client rdma_server rping ucmatose udaddy
-ksft_require_module rdma_rxe
 . "$RRXE_LIB/pingpong.sh"
 . "$RRXE_LIB/perftest.sh"
 
 . "$RRXE_LIB/rdma_cm.sh"
 
-pairs=("rrxe rrxe" "rxe rrxe" "rrxe rxe")
-if debug_quick; then
-	pairs=("rrxe rrxe")
-fi
-for pair in "${pairs[@]}"; do
-	klines=$(dmesg | wc -l)
-	# shellcheck disable=SC2086
-	pp_setup_pair $pair
-	if dmesg | tail -n +"$((klines + 1))" | grep -E "Couldn't (open|create|start)|ib_mad|ib_cm"; then
-		fail "the MAD layer could not open a port ($PP_LABEL)"
-	fi
-	cm_pair rping rping -s -a 10.77.0.1 -C 100 -S 1000 -V -- rping -c -a 10.77.0.1 -C 100 -S 1000 -V
-	cm_pair ucmatose ucmatose -b 10.77.0.1 -c 4 -C 20 -- ucmatose -s 10.77.0.1 -c 4 -C 20
-	cm_pair udaddy udaddy -b 10.77.0.1 -c 2 -- udaddy -s 10.77.0.1 -c 2
-	# Datagrams sent before the receiver has joined are lost (UD): the
-	# sender starts once the receiver says it joined (line-buffered).
-	# Not with C rxe sending (the client, ppb0): it completes all of
-	# mckey's sends but often transmits fewer datagrams (its own sent_pkts
-	# counter shows 1, 8 or 9 of 10; everything it sent reached rrxe's
-	# receiver), so the receiver waits forever.
-	if [ "${pair#* }" = rxe ]; then
-		note "mckey $PP_LABEL: skipped (C rxe as the multicast sender loses datagrams it completed)"
-	else
-		CM_READY=joined cm_pair mckey stdbuf -oL mckey -m 239.1.1.1 -b 10.77.0.1 -- mckey -m 239.1.1.1 -b 10.77.0.2 -s
-	fi
-	cm_pair rdma_client rdma_server -- rdma_client -s 10.77.0.1
-	cm_pair ib_send_bw_R ib_send_bw -F -R -n 200 -- ib_send_bw -F -R -n 200 10.77.0.1
-	cm_pair ib_write_bw_R ib_write_bw -F -R -n 200 -- ib_write_bw -F -R -n 200 10.77.0.1
-	pp_teardown
-done
+cm_tools "rrxe rrxe"
 
 # The client's namespace deleted mid-run: once its last process is gone
 # the namespace goes, with it the veth and the client's rrxe device; the

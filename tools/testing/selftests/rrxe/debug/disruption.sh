@@ -55,7 +55,7 @@ pp_setup_pair rrxe rrxe
 start_pp 1000000
 sleep 3
 ip -n ppB link del vpb
-wait_for 30 bash -c '! [ -e /sys/class/infiniband/ppb0 ] && ! [ -e /sys/class/infiniband/ppa0 ]' ||
+wait_for 30 paths_gone /sys/class/infiniband/ppb0 /sys/class/infiniband/ppa0 ||
 	fail "devices not removed with their netdevs"
 kill -9 "$cli" "$srv" 2>/dev/null || true
 wait "$cli" "$srv" 2>/dev/null || true

@@ -22,7 +22,7 @@ for i in $(seq 1 $n); do
 	ip link del "a$i" 2>/dev/null &
 	rdma link delete "r$i" 2>/dev/null &
 	wait
-	wait_for 10 sh -c "! [ -e /sys/class/infiniband/r$i ]" || fail "r$i survived"
+	wait_for 10 paths_gone /sys/class/infiniband/r$i || fail "r$i survived"
 done
 
 for i in 1 2 3 4 5; do

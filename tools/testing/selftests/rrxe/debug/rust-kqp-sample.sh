@@ -83,6 +83,6 @@ echo "$left" | grep -q rrxe_sample_kqp && fail "the sample's resources outlived 
 ip netns exec nsrxe rdma link delete rxk0
 rdma link delete rk0
 ip netns del nsrxe
-wait_for 30 bash -c '! ls -d /sys/class/infiniband/rk0 /sys/class/infiniband/rxk0 >/dev/null 2>&1' ||
+wait_for 30 paths_gone /sys/class/infiniband/rk0 /sys/class/infiniband/rxk0 ||
 	fail "rk0 or rxk0 stayed after rdma link delete"
 rmmod rdma_rxe rdma_rrxe

@@ -10,7 +10,7 @@ mkveth veth2 veth3
 modprobe rdma_rrxe
 rdma link add rrxe0 type rrxe netdev veth0
 ip link del veth0
-wait_for 10 sh -c '! [ -e /sys/class/infiniband/rrxe0 ]' || fail "rrxe0 survived its netdev"
+wait_for 10 paths_gone /sys/class/infiniband/rrxe0 || fail "rrxe0 survived its netdev"
 rdma link add rrxe1 type rrxe netdev veth2
 rdma link add rrxe2 type rrxe netdev veth3
 rmmod rdma_rrxe || fail "rmmod with devices"

@@ -39,11 +39,26 @@ atk_prepare() {
 
 atk_mac() { ip -n "$1" -o link show "$2" | grep -o 'link/ether [0-9a-f:]*' | awk '{print $2}'; }
 
+# atk_stats DEV: DEV's counters, a "name value" line each (split in bash:
+# a process per line costs seconds on the debug kernel).
 atk_stats() {
-	rdma statistic show link "$1/1" | sed 's/^link [^ ]* //' | xargs -n 2 echo
+	local -a w
+	local i
+	# shellcheck disable=SC2207
+	w=($(rdma statistic show link "$1/1"))
+	for ((i = 2; i + 1 < ${#w[@]}; i += 2)); do
+		echo "${w[i]} ${w[i + 1]}"
+	done
 }
 
-atk_get() { echo "$1" | awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'; }
+# atk_get STATS NAME: NAME's value in an atk_stats output (0 if absent).
+atk_get() {
+	local k v
+	while read -r k v; do
+		[ "$k" = "$2" ] && { echo "$v"; return 0; }
+	done <<<"$1"
+	echo 0
+}
 
 atk_quiet() {
 	local prev="" cur i

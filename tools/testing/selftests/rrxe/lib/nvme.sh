@@ -47,7 +47,7 @@ nvme_veth_down() {
 	ip rule del pref 10
 	ip rule del pref 11
 	ip link del nvh
-	wait_for 20 bash -c '! ls -d /sys/class/infiniband/nv[ht]0 >/dev/null 2>&1' || fail "nvh0/nvt0 stayed after their veth went"
+	wait_for 20 paths_gone '/sys/class/infiniband/nv[ht]0' || fail "nvh0/nvt0 stayed after their veth went"
 }
 
 # nvme_target_up ADDR: subsystem $NQN with a 1 GiB null_blk namespace,
@@ -97,7 +97,7 @@ nvme_host_up() {
 # nvme_host_down: disconnects and waits until no controller is left.
 nvme_host_down() {
 	timeout 120 nvme disconnect -n "$NQN" >/dev/null || fail "nvme disconnect failed or hung"
-	wait_for 30 bash -c '! ls -d /sys/class/nvme/nvme[0-9]* >/dev/null 2>&1' || fail "the host controller stayed after nvme disconnect"
+	wait_for 30 paths_gone '/sys/class/nvme/nvme[0-9]*' || fail "the host controller stayed after nvme disconnect"
 }
 
 # nvme_io_moving: the host's namespace completes I/O (its sectors-written

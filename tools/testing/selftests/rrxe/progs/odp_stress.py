@@ -85,7 +85,13 @@ def storm():
 t = threading.Thread(target=storm, daemon=True)
 t.start()
 rnd = random.Random(2)
-pair = rc_pair(ctx, pd, gidx, ALL, mtu=1024)
+# The responder faults pages in while the storm drops and protects them
+# (and forks); on the debug kernel, with the other flavor's VM beside it,
+# one such fault can take seconds, and the requester must wait it out:
+# local ACK timeout 17 (0.54 s), 7 retries (4.3 s in all).  This test is
+# about the data, not about retry exhaustion.
+QP = dict(mtu=1024, timeout=17, retry_cnt=7)
+pair = rc_pair(ctx, pd, gidx, ALL, **QP)
 ok = clean = 0
 end = time.time() + secs
 try:
@@ -102,7 +108,7 @@ try:
             assert wc.status == e.IBV_WC_REM_ACCESS_ERR and target == shared, \
                 f"WRITE {n} B at +{off}: status {wc.status}"
             clean += 1
-            pair = rc_pair(ctx, pd, gidx, ALL, mtu=1024)
+            pair = rc_pair(ctx, pd, gidx, ALL, **QP)
             continue
         a.post_send(send_wr(2, e.IBV_WR_RDMA_READ, [SGE(dst.buf, n, dst.lkey)], mr.rkey, target + off))
         wc = poll(ca, "read", timeout=60)[0]
@@ -118,7 +124,7 @@ assert ok > 0, "no WRITE+READ completed"
 # Lifetimes: an ODP region deregistered while a 1 MiB WRITE into it is in
 # flight (dereg returns; the WRITE lands before or is refused after), and
 # a process that exits with a WRITE into its ODP region in flight.
-(a, b), (ca, cb) = rc_pair(ctx, pd, gidx, ALL, mtu=1024)
+(a, b), (ca, cb) = rc_pair(ctx, pd, gidx, ALL, **QP)
 big = MR(pd, SIZE, ALL)
 for k in range(5):
     victim = MR(pd, SIZE, ALL | e.IBV_ACCESS_ON_DEMAND, address=shared)
@@ -127,7 +133,7 @@ for k in range(5):
     wc = poll(ca, "write during dereg", timeout=60)[0]
     assert wc.status in (e.IBV_WC_SUCCESS, e.IBV_WC_REM_ACCESS_ERR), f"status {wc.status}"
     if wc.status != e.IBV_WC_SUCCESS:
-        (a, b), (ca, cb) = rc_pair(ctx, pd, gidx, ALL, mtu=1024)
+        (a, b), (ca, cb) = rc_pair(ctx, pd, gidx, ALL, **QP)
 print("ok: 5 ODP regions deregistered under a 1 MiB WRITE: each WRITE landed or was refused")
 pid = os.fork()
 if pid == 0:
@@ -135,7 +141,7 @@ if pid == 0:
     p2 = PD(c2)
     m2 = MR(p2, SIZE, ALL | e.IBV_ACCESS_ON_DEMAND, address=private)
     s2 = MR(p2, SIZE, ALL)
-    (x, y), _ = rc_pair(c2, p2, gidx, ALL, mtu=1024)
+    (x, y), _ = rc_pair(c2, p2, gidx, ALL, **QP)
     x.post_send(send_wr(4, e.IBV_WR_RDMA_WRITE, [SGE(s2.buf, SIZE, s2.lkey)], m2.rkey, private))
     os._exit(0)
 _, st = os.waitpid(pid, 0)
