@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the test programs the VM scenarios run, on the host (the VM runs
+# Builds the test programs the VM selftests run, on the host (the VM runs
 # the host's userspace, so host binaries run there unchanged), into
 # $RRXE_TOP/out/progs: the C programs in tools/testing/selftests/rrxe/progs/ (one binary
 # per .c file) and the Rust packet generator in tools/testing/roce-flood/

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers for the attack scenarios (remote-flood, forged-peers;
+# Helpers for the attack tests (remote-flood, forged-peers;
 # sourced after lib.sh and pingpong.sh, inside the test VM).  Crafted
 # packets are written by roce-flood (tools/testing/roce-flood, built on the
 # host into $RRXE_TOP/out/progs) and replayed with pcap_replay

@@ -35,28 +35,15 @@ fi
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Kernel messages that mean a scenario broke the kernel, whatever it
+# Kernel messages that mean a test broke the kernel, whatever it
 # printed: oopses, KASAN/KFENCE/UBSAN reports, lockdep and
 # sleeping-in-atomic ("BUG:"/"WARNING:"), debugobjects, refcount and
 # hung-task reports.
 BAD_DMESG='BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|KFENCE|ODEBUG|kmemleak|rust_panic|panicked|blocked for more than|possible circular locking|inconsistent lock state|sleeping function called'
 
-# scenario_why RC DMESG: why a scenario that exited RC (124: its time
-# limit) and left the kernel log DMESG failed; nothing if it passed.
-scenario_why() {
-	local why=""
-	[ "$1" = 0 ] || why="exit $1"
-	[ "$1" = 124 ] && why="timed out"
-	if grep -Eq "$BAD_DMESG" "$2"; then
-		why="${why:+$why, }kernel log: $(grep -Em1 "$BAD_DMESG" "$2")"
-	fi
-	echo "$why"
-}
-
-# `make test` on the debug kernel (KASAN, lockdep, kmemleak: ~10x slower):
-# scenarios keep every rrxe code path but drop repetitions that only
-# matter for C rxe or for volume (the release run and make test-full
-# have them).
+# The debug kernel at make test's level (KASAN, lockdep, kmemleak: ~10x
+# slower): tests keep every code path but move less data and repeat less
+# (make test-full has the full sizes).
 debug_quick() { [ "${RRXE_FLAVOR:-release}" = debug ] && [ "${RRXE_TEST_LEVEL:-quick}" = quick ]; }
 note() { echo "  # $*"; }
 
@@ -185,7 +172,7 @@ gid_scan() {
 		[[ $g == $2 ]] && _gid_type "$d" "$idx" "${3:-}" && { echo "$idx"; return 0; }
 	done
 	[ -z "${GID_SCAN_MAX:-}" ] || return 1
-	for f in $(grep -lx -- "${2//\*/[0-9a-f:]*}" "$d"/gids/* 2>/dev/null); do
+	for f in $(grep -lx -- "${2//\*/[0-9a-f:]*}" "$d"/gids/* 2>/dev/null || true); do
 		idx=${f##*/}
 		((idx >= 32)) || continue
 		[ -n "$best" ] && ((idx >= best)) && continue
@@ -226,7 +213,7 @@ rrxe0_up() {
 	GID_RRXE=$(gid_index rrxe0 $ga)
 }
 
-# Fails the scenario, showing the difference, unless outputs $2 and $3 of
+# Fails the test, showing the difference, unless outputs $2 and $3 of
 # check $1 have the same lines, but for those matching the grep pattern $4
 # (named deviations; none if empty).
 same_lines() {

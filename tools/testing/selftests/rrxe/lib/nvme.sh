@@ -115,7 +115,7 @@ nvme_io_moving() {
 }
 
 # fio_verify NAME SIZE: writes SIZE with verify headers (queue depth 32,
-# 2 jobs), reads back and verifies; fails the scenario on any error.
+# 2 jobs), reads back and verifies; fails the test on any error.
 fio_verify() {
 	local out
 	out=$(timeout 600 fio --name="$1" --filename="$NVDEV" --rw=randwrite --bs=64k --size="$2" \

@@ -1,13 +1,13 @@
-# Helpers for the two-VM scenarios (sourced inside each VM of
+# Helpers for the two-VM tests (sourced inside each VM of
 # scripts/vm-pair.sh after lib.sh, by run-pair.sh).  ROLE is a or b, PEER
 # the other; VM a is 10.80.0.1 and VM b 10.80.0.2 on eth0, the wire
-# between them.  SCEN names the running scenario; the shared directory
+# between them.  SCEN names the running test; the shared directory
 # $RRXE_PAIR carries barriers and values between the two VMs.
 MY_IP=10.80.0.1 PEER_IP=10.80.0.2 PEER=b
 if [ "$ROLE" = b ]; then MY_IP=10.80.0.2 PEER_IP=10.80.0.1 PEER=a; fi
 
 # pair_sync NAME [SECONDS]: waits (default 300 s) until the other VM has
-# reached the same barrier of this scenario; fails at once if the other
+# reached the same barrier of this test; fails at once if the other
 # VM's run of it failed.
 pair_sync() {
 	local t=${2:-300} i
@@ -17,7 +17,7 @@ pair_sync() {
 		# whatever the 9p client has cached of earlier lookups.
 		ls "$RRXE_PAIR" >/dev/null
 		[ -e "$RRXE_PAIR/$SCEN.$1.$PEER" ] && return 0
-		[ -e "$RRXE_PAIR/$SCEN.failed.$PEER" ] && fail "VM $PEER failed this scenario (its log says why)"
+		[ -e "$RRXE_PAIR/$SCEN.failed.$PEER" ] && fail "VM $PEER failed this test (its log says why)"
 		sleep 0.2
 	done
 	fail "VM $PEER did not reach barrier '$1' within $t s"

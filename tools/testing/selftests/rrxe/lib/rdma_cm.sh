@@ -1,10 +1,10 @@
 # shellcheck shell=bash
-# rdma_cm tool pairs for VM scenarios (sourced after lib.sh and
+# rdma_cm tool pairs for VM tests (sourced after lib.sh and
 # pingpong.sh, inside the test VM): server in namespace ppA, client in
 # ppB (see pp_setup_pair).
 #
 #   cm_pair NAME SERVER_CMD... -- CLIENT_CMD...
-#       runs one pair; both must exit 0 within 90 s, else the scenario
+#       runs one pair; both must exit 0 within 90 s, else the test
 #       fails showing both outputs (kept in $CM_LOG).  CM_READY (an ERE),
 #       if set, is what the server prints once it listens.
 
@@ -69,10 +69,12 @@ cm_pair_once() {
 	fi
 	ip netns exec ppB timeout 90 "${cli[@]}" >"$co" 2>&1 || crc=$?
 	# A server that listens on the wildcard address shows no rdma_cm ID
-	# to wait for; on a loaded host it may still be starting when the
-	# client's REQ arrives (REJECTED).  Then the client goes again, once.
-	if [ $crc != 0 ] && kill -0 "$spid" 2>/dev/null && grep -qs 'Unexpected CM event\|REJECTED\|event 8' "$co"; then
-		echo "cm_pair: $name: the client was rejected while the server was starting; once more" >&2
+	# to wait for, and on a loaded host any server may still be starting
+	# when the client's REQ (REJECTED) or SIDR REQ (UNREACHABLE, udaddy)
+	# arrives.  Then the client goes again, once, if the server still
+	# waits for it.
+	if [ $crc != 0 ] && kill -0 "$spid" 2>/dev/null && grep -qs 'Unexpected CM event\|REJECTED\|UNREACHABLE\|event 8' "$co"; then
+		echo "cm_pair: $name ($PP_LABEL): the client was turned away while the server was starting; once more" >&2
 		nap 1
 		crc=0
 		ip netns exec ppB timeout 90 "${cli[@]}" >"$co" 2>&1 || crc=$?

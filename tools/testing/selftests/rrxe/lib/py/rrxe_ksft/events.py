@@ -11,7 +11,7 @@ def next_event(ctx, timeout=10.0):
     """The type of the next asynchronous event of context `ctx`
     (acknowledged), or None if none comes within `timeout` seconds.
     (pyverbs may hold the interpreter lock while it waits, so a missing
-    event can hang the program: the scenarios run them under `timeout`,
+    event can hang the program: the tests run them under `timeout`,
     and the callers expect an event.)"""
     got = []
     t = threading.Thread(target=lambda: got.append(ctx.get_async_event()), daemon=True)

@@ -1,13 +1,13 @@
-"""Hand-offs between a program and its scenario through files: the
-program publishes what the scenario needs (shell assignments, a list),
-the scenario creates a file when it is the program's turn again."""
+"""Hand-offs between a program and its test through files: the
+program publishes what the test needs (shell assignments, a list),
+the test creates a file when it is the program's turn again."""
 import os
 import time
 
 
 def publish(path, text):
     """Writes `text` to `path` at once (into path.tmp, then renamed): the
-    scenario waits for the file to be non-empty and reads it whole."""
+    test waits for the file to be non-empty and reads it whole."""
     with open(path + ".tmp", "w") as f:
         f.write(text)
     os.rename(path + ".tmp", path)

@@ -254,7 +254,7 @@ def error_state(qp, timeout=2.0):
 
 def expect(wc, status, what, opcode=None, byte_len=None):
     """Checks a completion; prints one line that names what was checked
-    (the scenario compares these lines between rrxe and C rxe)."""
+    (the test compares these lines between rrxe and C rxe)."""
     assert wc.status == status, f"{what}: status {wc.status}, want {status}"
     if status == e.IBV_WC_SUCCESS and opcode is not None:
         assert wc.opcode == opcode, f"{what}: opcode {wc.opcode}, want {opcode}"
