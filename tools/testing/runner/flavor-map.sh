@@ -17,7 +17,9 @@ table() {
 		ksft_settings "$d" || continue
 		for t in "$d"/*.sh; do
 			[ -x "$t" ] || continue
-			rows+=("$(basename "$d")/$(basename "$t")|$S_FLAVOR|$S_VMS|$S_TIMEOUT|$S_TIMEOUT_FULL")
+			local fl=$S_FLAVOR
+			[ "$S_LEVEL" = full ] && fl=full
+			rows+=("$(basename "$d")/$(basename "$t")|$fl|$S_VMS|$S_TIMEOUT|$S_TIMEOUT_FULL")
 			local n="$(basename "$d")/$(basename "$t")"
 			((${#n} > w)) && w=${#n}
 		done

@@ -13,16 +13,18 @@
 #                          them on both)
 #   timeout_full=SECONDS   the limit at `make test-full` sizes
 #   vms=2                  two-VM tests (run-pair.sh), not run-tests.sh's
+#   level=full             make test-full only
 # A limit applies on its own flavor; a debug run of a release directory
 # (make test-full) triples it, the debug kernel being that much slower.
 
 # shellcheck disable=SC1091
 . "$(dirname "${BASH_SOURCE[0]}")/../selftests/rrxe/lib/lib.sh"
 
-# ksft_settings DIR: sets S_TIMEOUT, S_TIMEOUT_FULL, S_FLAVOR, S_VMS.
+# ksft_settings DIR: sets S_TIMEOUT, S_TIMEOUT_FULL, S_FLAVOR, S_VMS,
+# S_LEVEL.
 ksft_settings() {
 	local k v
-	S_TIMEOUT=45 S_TIMEOUT_FULL="" S_FLAVOR="" S_VMS=1
+	S_TIMEOUT=45 S_TIMEOUT_FULL="" S_FLAVOR="" S_VMS=1 S_LEVEL=quick
 	[ -r "$1/settings" ] || return 1
 	while IFS='=' read -r k v; do
 		case $k in
@@ -30,6 +32,7 @@ ksft_settings() {
 		timeout_full) S_TIMEOUT_FULL=$v ;;
 		flavor) S_FLAVOR=$v ;;
 		vms) S_VMS=$v ;;
+		level) S_LEVEL=$v ;;
 		esac
 	done < <(grep -v '^#' "$1/settings")
 	: "${S_TIMEOUT_FULL:=$S_TIMEOUT}"
@@ -44,7 +47,7 @@ ksft_dirs() {
 		d=${d%/}
 		ksft_settings "$d" || continue
 		[ "$S_VMS" = "$1" ] || continue
-		if [ "$RRXE_TEST_LEVEL" = quick ] && [ "$S_FLAVOR" != "$RRXE_FLAVOR" ]; then continue; fi
+		if [ "$RRXE_TEST_LEVEL" = quick ] && { [ "$S_FLAVOR" != "$RRXE_FLAVOR" ] || [ "$S_LEVEL" = full ]; }; then continue; fi
 		echo "$d"
 	done
 }

@@ -17,6 +17,7 @@ mkdir -p "$RRXE_OUT"
 # The two-VM tests this run takes (vms=2 in their directory's settings).
 tests=$(for d in "$top"/tools/testing/selftests/rrxe/*/; do
 	grep -qx 'vms=2' "$d/settings" 2>/dev/null || continue
+	[ "$level" = full ] || ! grep -qx 'level=full' "$d/settings" || continue
 	for t in "$d"*.sh; do echo "$(basename "$d")/$(basename "$t")"; done
 done | grep -F -- "${1:-}" || true)
 if [ -z "$tests" ]; then
