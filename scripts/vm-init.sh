@@ -27,6 +27,9 @@ mount -t tmpfs tmpfs /lib/modules
 mkdir -p "/lib/modules/$kver"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro rrxe_mods "/lib/modules/$kver"
 export RRXE_OUT=$(arg rrxe.out) RRXE_TOP=$(arg rrxe.top)
+# The kernel flavor the VM booted (release or debug), for the tests.
+RRXE_FLAVOR=$(arg rrxe.flavor)
+[ -z "$RRXE_FLAVOR" ] || export RRXE_FLAVOR
 # The repository, at its host path even if that is under a tmpfs above.
 mkdir -p "$RRXE_TOP"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro rrxe_top "$RRXE_TOP"

@@ -56,7 +56,7 @@ append+=" root=rrxe_root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,m
 # HPET and the PM timer: the clock.)
 append+=" pci=noacpi"
 append+=" init=$RRXE_TOP/scripts/vm-init.sh rrxe.out=$OUT rrxe.kver=$kver rrxe.top=$RRXE_TOP"
-append+=" rrxe.loglevel=${VM_LOGLEVEL:-1} rrxe.name=${VM_NAME:-rrxe-vm} ${VM_APPEND:-}"
+append+=" rrxe.loglevel=${VM_LOGLEVEL:-1} rrxe.name=${VM_NAME:-rrxe-vm} rrxe.flavor=$FLAVOR ${VM_APPEND:-}"
 
 share() { # tag path [ro]
 	local ro=""; [ "${3:-}" = ro ] && ro=",readonly=on"

@@ -21,7 +21,7 @@ tests=$(for d in "$top"/tools/testing/selftests/rrxe/*/; do
 	for t in "$d"*.sh; do echo "$(basename "$d")/$(basename "$t")"; done
 done | grep -F -- "${1:-}" || true)
 if [ -z "$tests" ]; then
-	echo "vm pair ($FLAVOR): no two-VM test matches '${1:-}'"
+	echo "vm pair ($FLAVOR): no two-VM test in this run (level $level, filter '${1:-}')"
 	echo "PAIR_PASS=0 PAIR_FAIL=0 PAIR_SKIP=0" >"$RRXE_OUT/counts"
 	exit 0
 fi

@@ -9,13 +9,18 @@
 #   RRXE_LIB        its lib/ (these shell libraries)
 #   RRXE_PROGS      its progs/ (the pyverbs and C check programs)
 #   RRXE_TOP        the repository (out/progs holds the built programs)
-#   RRXE_FLAVOR     release or debug: the running kernel's (uname -r)
+#   RRXE_FLAVOR     release or debug: the running kernel's
 #   RRXE_TEST_LEVEL quick (make test) or full (make test-full)
 RRXE_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RRXE_SELFTESTS=${RRXE_LIB%/lib}
 RRXE_PROGS=$RRXE_SELFTESTS/progs
 RRXE_TOP=${RRXE_TOP:-${RRXE_SELFTESTS%/tools/testing/selftests/rrxe}}
-case $(uname -r) in *-debug-*) : "${RRXE_FLAVOR:=debug}" ;; *) : "${RRXE_FLAVOR:=release}" ;; esac
+# (scripts/vm-run.sh sets RRXE_FLAVOR; elsewhere kmemleak, a debug-only
+# option, tells.)
+if [ -z "${RRXE_FLAVOR:-}" ]; then
+	RRXE_FLAVOR=release
+	[ -e /sys/kernel/debug/kmemleak ] && RRXE_FLAVOR=debug
+fi
 : "${RRXE_TEST_LEVEL:=quick}"
 export RRXE_LIB RRXE_SELFTESTS RRXE_PROGS RRXE_TOP RRXE_FLAVOR RRXE_TEST_LEVEL
 # The pyverbs programs import the one helper package, rrxe_ksft.
