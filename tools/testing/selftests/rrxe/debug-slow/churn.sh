@@ -24,10 +24,8 @@
 # overrides.  Processes: 4 (2 per device).  The debug kernel's quick run
 # (make test) runs 6 cycles per process and leaves out 2b (the path of
 # 2a with a process exit) and 3a (netdev deletion under traffic, which
-# disruption covers on release; teardown and races delete
-# netdevs on debug), for about 150 s; it also stands in for disruption
-# there (rmmod and link delete under load).  Release quick: about 65 s;
-# release full: about 195 s.
+# disruption.sh covers, also on debug), for about 85 s.  Release quick:
+# about 65 s; release full: about 195 s.
 . "$(dirname "$0")/../lib/ksft.sh"
 ksft_require_py pyverbs
 ksft_require_module sch_netem
