@@ -83,7 +83,6 @@ vm_pair() {
 # to fail now and then.)  The two-VM tests run in make test-full only for
 # now (pair/settings says why); on both kernels there.
 t1=$SECONDS
-mkdir -p "$RRXE_OUT/release" "$RRXE_OUT/debug"
 vm_flavor release
 vm_flavor debug
 vm_pair release

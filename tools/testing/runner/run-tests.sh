@@ -76,15 +76,10 @@ if [ -w $kmemleak ] && [ -z "$filter" ]; then
 		END { if (blk != "" && hit) print blk }' "$out/kmemleak.log")
 	total=$(grep -c '^unreferenced object' "$out/kmemleak.log")
 	if [ -z "$ours" ]; then
-		echo "ok $n selftests: rrxe: kmemleak" >>"$tap"
-		printf '%s\t%s\tPASS\t0\t%s\n' kmemleak "$RRXE_FLAVOR" "$total unreferenced objects, none from ib_core, udp_tunnel, rxe or rrxe" >>"$out/results.tsv"
-		printf '  PASS  %-7s  %-38s %7s s  %s\n' "$RRXE_FLAVOR" kmemleak - "$total unreferenced objects, none ours"
+		ksft_report "$n" kmemleak PASS 0 "$total unreferenced objects, none from ib_core, udp_tunnel, rxe or rrxe" "$out"
 	else
 		echo -e "$ours" | head -40 | sed 's/^/    /'
-		why="$(echo -e "$ours" | grep -c '^unreferenced object') of $total unreferenced objects from ib_core/udp_tunnel/rxe/rrxe (see kmemleak.log)"
-		echo "not ok $n selftests: rrxe: kmemleak # $why" >>"$tap"
-		printf '%s\t%s\tFAIL\t0\t%s\n' kmemleak "$RRXE_FLAVOR" "$why" >>"$out/results.tsv"
-		printf '  FAIL  %-7s  %-38s %7s s  %s\n' "$RRXE_FLAVOR" kmemleak - "$why"
+		ksft_report "$n" kmemleak FAIL 0 "$(echo -e "$ours" | grep -c '^unreferenced object') of $total unreferenced objects from ib_core/udp_tunnel/rxe/rrxe (see kmemleak.log)" "$out"
 	fi
 fi
 echo "1..$n" >>"$tap"

@@ -77,11 +77,23 @@ ksft_limit() {
 	echo "$t"
 }
 
+# ksft_report N NAME RESULT SECS WHY OUT: one result (PASS, SKIP or FAIL):
+# its KTAP line in OUT/selftests.tap, its row in OUT/results.tsv (name,
+# flavor, result, seconds, reason) and a line for people.
+ksft_report() {
+	local n=$1 name=$2 result=$3 secs=$4 why=$5 out=$6
+	case $result in
+	PASS) echo "ok $n selftests: rrxe: $name" ;;
+	SKIP) echo "ok $n selftests: rrxe: $name # SKIP $why" ;;
+	FAIL) echo "not ok $n selftests: rrxe: $name # ${why:0:200}" ;;
+	esac >>"$out/selftests.tap"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$RRXE_FLAVOR" "$result" "$secs" "$why" >>"$out/results.tsv"
+	printf '  %-4s  %-7s  %-38s %7s s  %s\n' "$result" "$RRXE_FLAVOR" "$name" "$secs" "${why:0:160}"
+}
+
 # ksft_run_one N TEST LIMIT OUT: runs TEST (an executable) with LIMIT
 # seconds, its output in OUT/<dir>-<name>.log and the kernel log in
-# .dmesg; appends its KTAP line to OUT/selftests.tap and a line to
-# OUT/results.tsv (test, flavor, result, seconds, reason), prints a line
-# for people.  Returns 0 unless it failed.
+# .dmesg; reports it (ksft_report).  Returns 0 unless it failed.
 ksft_run_one() {
 	local n=$1 t=$2 limit=$3 out=$4 dir name log rc t0 secs result why
 	dir=$(basename "$(dirname "$t")")
@@ -103,13 +115,7 @@ ksft_run_one() {
 	if [ $result != FAIL ] && grep -Eq "$BAD_DMESG" "$log.dmesg"; then
 		result=FAIL why="kernel log: $(grep -Em1 "$BAD_DMESG" "$log.dmesg")"
 	fi
-	case $result in
-	PASS) echo "ok $n selftests: rrxe: $name" ;;
-	SKIP) echo "ok $n selftests: rrxe: $name # SKIP $why" ;;
-	FAIL) echo "not ok $n selftests: rrxe: $name # ${why:0:200}" ;;
-	esac >>"$out/selftests.tap"
-	printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$RRXE_FLAVOR" "$result" "$secs" "$why" >>"$out/results.tsv"
-	printf '  %-4s  %-7s  %-38s %7s s  %s\n' "$result" "$RRXE_FLAVOR" "$name" "$secs" "${why:0:160}"
+	ksft_report "$n" "$name" "$result" "$secs" "$why" "$out"
 	if [ $result = FAIL ]; then
 		sed 's/^/      /' "$log.log" | tail -25
 		return 1
