@@ -75,7 +75,14 @@ expect_event(e.IBV_EVENT_SQ_DRAINED, "SQD with nothing outstanding")
 assert state(a) == e.IBV_QPS_SQD, state(a)
 to_state(a, e.IBV_QPS_RTS)
 mr.write(ramp(SIZE, 5), SIZE)
+dst.write(bytes(SIZE), SIZE)
 a.post_send(send_wr(10, e.IBV_WR_RDMA_WRITE, [SGE(mr.buf, SIZE, mr.lkey)], dst.rkey, dst.buf))
+# In flight means started: C rxe drains a WQE it has not begun by never
+# sending it, so wait for the first packet's bytes to land.
+deadline = time.monotonic() + 10
+while dst.read(64, 0) != mr.read(64, 0):
+    assert time.monotonic() < deadline, "the 1 MiB WRITE did not start within 10 s"
+    time.sleep(0.001)
 to_state(a, e.IBV_QPS_SQD, notify=1)
 expect_event(e.IBV_EVENT_SQ_DRAINED, "SQD with a 1 MiB WRITE in flight")
 expect(poll(ca, "write in SQD")[0], e.IBV_WC_SUCCESS, "the WRITE in flight when SQD began", e.IBV_WC_RDMA_WRITE,
