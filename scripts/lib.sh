@@ -60,8 +60,9 @@ KBUILD_CACHE="$RRXE_CACHE/$KEY"
 KDIR="$KBUILD_CACHE/linux"
 KMODROOT="$KBUILD_CACHE/modroot"
 # Where the out-of-tree module is built (kbuild's MO=): per flavor, and
-# never inside the repository.
-MODOUT="$KBUILD_CACHE/rrxe-module"
+# never inside the repository.  RRXE_MODOUT moves it (a second clone that
+# builds its own module without replacing this one's).
+MODOUT="${RRXE_MODOUT:-$KBUILD_CACHE/rrxe-module}"
 
 # The libclang the PyPI wheel brings (its clang/native directory); fails
 # if the wheel is not importable.
