@@ -58,10 +58,11 @@ rrxe_config_hash() {
 KEY="$KVER-$FLAVOR-$(rrxe_config_hash)"
 KBUILD_CACHE="$RRXE_CACHE/$KEY"
 KDIR="$KBUILD_CACHE/linux"
-KMODROOT="$KBUILD_CACHE/modroot"
+KMODROOT="${RRXE_MODROOT:-$KBUILD_CACHE/modroot}"
 # Where the out-of-tree module is built (kbuild's MO=): per flavor, and
-# never inside the repository.  RRXE_MODOUT moves it (a second clone that
-# builds its own module without replacing this one's).
+# never inside the repository.  A second clone that builds and boots its
+# own module without replacing the cached one sets RRXE_MODOUT and
+# RRXE_MODROOT (a copy of the cache's modroot) per flavor.
 MODOUT="${RRXE_MODOUT:-$KBUILD_CACHE/rrxe-module}"
 
 # The libclang the PyPI wheel brings (its clang/native directory); fails
