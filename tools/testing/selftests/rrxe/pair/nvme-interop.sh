@@ -31,8 +31,10 @@ ksft_require_module rdma_rxe sch_netem nvme-rdma nvmet-rdma null_blk
 [ -n "${RRXE_PAIR:-}" ] || ksft_skip "a two-VM test: run it with tools/testing/runner/vm-pair-tests.sh"
 . "$RRXE_LIB/pair.sh"
 . "$RRXE_LIB/nvme.sh"
-SIZE=128M
-debug_quick && SIZE=32M
+# Quick: 32 MiB each way (every path: both queues, fast registration,
+# the target's READs of the host's data); full: 128 MiB.
+SIZE=32M
+[ "$RRXE_TEST_LEVEL" != full ] || SIZE=128M
 export NVME_LOSS_TMO=120
 
 # res DEV KIND: the count of KIND (qp, cm_id, mr, srq...) on DEV.
