@@ -30,7 +30,7 @@ all: module samples
 help:
 	@echo "make demo               set up, build kernel+module, boot the VM, show rrxe"
 	@echo "make test               every feature, on the release and debug kernels; ends with 'N passed, N failed'"
-	@echo "make test-full          the same plus exhaustive matrices and soaks"
+	@echo "make test-full          the same plus exhaustive matrices and soaks [RRXE_FLAVORS=release: one kernel]"
 	@echo "make vm-run CMD='...'   boot the test VM and run CMD as root [FLAVOR=debug]; a selftest runs alone as CMD=tools/testing/selftests/rrxe/DIR/TEST.sh"
 	@echo "make vm-test [FLAVOR=debug] [FILTER=DIR/TEST]   one flavor's VM selftests"
 	@echo "make bench              benchmarks (not tests), ratios in out/bench/summary.txt"
