@@ -14,6 +14,32 @@
 //! has returned nothing lands in or is read from the region, whatever
 //! message is still open, and the pages are unpinned at once.
 //!
+//! Deregistration waits for at most one RCU grace period, and for a
+//! fast-registration region for none (nvme-rdma deregisters a few hundred
+//! of those per controller reset, where a wait each cost seconds):
+//!
+//! * The table entry goes with [`RcuTable::erase_nosleep`]: lookups
+//!   (`get`, from softirq) find nothing from then on, and the table's
+//!   reference is dropped from an RCU callback, after every lookup that
+//!   found the entry has taken its own `Arc`.  Its callback memory was
+//!   allocated with the region ([`RrxeMr::release`]), so this cannot fail.
+//!   A lookup's `Arc` keeps the [`MrState`] itself alive (the classic C
+//!   rxe use-after-free, a packet's lookup racing the free, cannot happen:
+//!   nothing frees the state while anyone holds it); what deregistration
+//!   must end is access to the *memory* through such an `Arc`.
+//! * Pinned and on-demand regions: one `revoke()` ends it (its grace
+//!   period waits out copies in progress under `try_access`; later ones
+//!   find nothing), then the pages are unpinned.
+//! * Fast-registration regions: `FastPages::invalidate()` ends it without
+//!   a grace period.  Every copy from or into the consumer's pages runs
+//!   under the region's `FastPages` lock after checking that its
+//!   registration's generation is current, and invalidation bumps the
+//!   generation under that lock: it waits for a copy in progress and none
+//!   starts after, through any state of the region (the current one, the
+//!   Free one, older ones a WQE still holds).  The states and the block
+//!   lists are plain memory, freed with their last `Arc` (an RCU callback
+//!   or the WQE holding them), as earlier registrations already are.
+//!
 //! A fast-registration region (`alloc_mr`, kernel consumers) is in the
 //! table from allocation on, Free; each REG_MR work request publishes a
 //! new [`MrState`] for its registration (key, address, length, rights) in
@@ -44,7 +70,7 @@ use crate::kapi::rdma::mr::odp::{OdpError, OdpUmem, Prefetch};
 use crate::kapi::rdma::mr::{Atomic64Op, MrMemory, PdId};
 use crate::kapi::{
     random,
-    xarray::{RcuRelease, RcuTable},
+    xarray::{RcuRelease, RcuReleaseSlot, RcuTable},
 };
 use crate::param;
 use crate::proto::wqe::RegReq;
@@ -281,6 +307,9 @@ impl MrState {
 /// The handle ib_core's `struct ib_mr` carries.
 pub(crate) struct RrxeMr {
     pub(crate) state: Arc<MrState>,
+    /// The RCU callback memory that deregistration's table removal uses,
+    /// allocated with the region so that deregistration cannot fail.
+    release: RcuReleaseSlot<MrState>,
 }
 
 impl RrxeMr {
@@ -377,8 +406,9 @@ impl MrTable {
             }),
             GFP_KERNEL,
         )?;
+        let release = RcuReleaseSlot::new(GFP_KERNEL)?;
         slot.publish(state.clone())?;
-        Ok(RrxeMr { state })
+        Ok(RrxeMr { state, release })
     }
 
     /// The region `key` names, if the key (index and key byte) is current.
@@ -386,30 +416,40 @@ impl MrTable {
         self.table.get(index(key)).filter(|s| s.key == key)
     }
 
-    /// Removes `mr` from the table and revokes its memory: copies in
-    /// progress finish first (an RCU grace period), later accesses through
-    /// a WQE or a WRITE still holding the region fail, and the pages are
-    /// unpinned before this returns.  `EINVAL`, and nothing changes, while
-    /// memory windows are bound to it.  May sleep.
+    /// Removes `mr` from the table and ends access to its memory (module
+    /// docs): copies in progress finish first, later accesses through a WQE
+    /// or a WRITE still holding the region fail, and pinned pages are
+    /// unpinned before this returns.  At most one RCU grace period (pinned
+    /// and on-demand regions), none for a fast-registration region.
+    /// `EINVAL`, and nothing changes, while memory windows are bound to
+    /// it.  May sleep.
     pub(crate) fn deregister(&self, mr: &RrxeMr) -> Result {
         // A fast-registration region: its current registration is what
         // the table holds.
-        let cur = match mr.state.fast_pages() {
+        let pages = mr.state.fast_pages();
+        let cur = match pages {
             Some(_) => self.table.get(index(mr.state.key)).ok_or(EINVAL)?,
             None => mr.state.clone(),
         };
         if cur.windows.cmpxchg(0, DEREGISTERED, Relaxed).is_err() {
             return Err(EINVAL);
         }
-        drop(self.table.remove(index(cur.key), &cur));
+        // Past the mark only once (ib_core deregisters a region once it
+        // succeeded), so the slot still holds the callback memory.
+        match mr.release.take() {
+            // The index is the region's own: whatever registration is
+            // there (a REG_MR racing this one included) is the region's.
+            Some(rel) => drop(self.table.erase_nosleep(index(cur.key), rel)),
+            None => drop(self.table.remove(index(cur.key), &cur)),
+        }
+        if let Some(pages) = pages {
+            pages.invalidate();
+            return Ok(());
+        }
         if let Some(odp) = &cur.odp {
             // Waits for an access in progress (a fault included); later
             // ones fail as a deregistered key.
             odp.release();
-        }
-        if let Some(pages) = cur.fast_pages() {
-            pages.invalidate();
-            mr.state.mem.revoke();
         }
         cur.mem.revoke();
         Ok(())

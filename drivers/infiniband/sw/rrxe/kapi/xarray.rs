@@ -23,6 +23,11 @@
 //!   handle under a spinlock).  The callback's memory ([`RcuRelease`]) is
 //!   allocated beforehand, with the object, so removal allocates nothing;
 //!   dropping the table waits for the callbacks (`rcu_barrier`).
+//!   [`RcuTable::erase_nosleep`] does the same for whatever object is
+//!   published at an index its caller owns (a memory region's index,
+//!   which holds its current registration), and [`RcuReleaseSlot`] keeps
+//!   the callback's memory in an object that is only shared, so that its
+//!   destruction takes it without a lock and cannot fail.
 
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{
@@ -30,7 +35,7 @@ use kernel::{
     bindings,
     prelude::*,
     sync::{
-        atomic::{Atomic, Relaxed},
+        atomic::{Atomic, Full, Relaxed},
         Arc,
     },
     types::ForeignOwnable,
@@ -72,6 +77,50 @@ pub(crate) struct RcuRelease<T: Send + Sync + 'static>(KBox<ReleaseCell<T>>);
 unsafe impl<T: Send + Sync + 'static> Send for RcuRelease<T> {}
 // SAFETY: A shared `RcuRelease` gives no access to its contents.
 unsafe impl<T: Send + Sync + 'static> Sync for RcuRelease<T> {}
+
+/// An [`RcuRelease`] allocated with an object whose destruction only has
+/// a shared reference to it: the first [`RcuReleaseSlot::take`] gets it,
+/// later ones get nothing.  Dropping a slot that still holds it frees it.
+///
+/// # Invariants
+///
+/// `cell` is null or owns a `ReleaseCell<T>` from `KBox::into_raw` whose
+/// `obj` is `None`.
+pub(crate) struct RcuReleaseSlot<T: Send + Sync + 'static> {
+    cell: Atomic<*mut ReleaseCell<T>>,
+}
+
+// SAFETY: The slot owns at most one empty cell (invariant), which is as
+// sendable as `RcuRelease<T>`.
+unsafe impl<T: Send + Sync + 'static> Send for RcuReleaseSlot<T> {}
+// SAFETY: Shared access only moves the cell out with an atomic exchange,
+// so at most one caller ever owns it.
+unsafe impl<T: Send + Sync + 'static> Sync for RcuReleaseSlot<T> {}
+
+impl<T: Send + Sync + 'static> RcuReleaseSlot<T> {
+    /// A slot holding callback memory allocated with `flags`.
+    pub(crate) fn new(flags: Flags) -> Result<Self> {
+        let rel = RcuRelease::<T>::new(flags)?;
+        // INVARIANT: a fresh, empty cell, owned by the slot from here on.
+        Ok(Self {
+            cell: Atomic::new(KBox::into_raw(rel.0)),
+        })
+    }
+
+    /// The callback memory, for the first caller only.  Any context.
+    pub(crate) fn take(&self) -> Option<RcuRelease<T>> {
+        let p = NonNull::new(self.cell.xchg(core::ptr::null_mut(), Full))?;
+        // SAFETY: A non-null `cell` owns a leaked `KBox` (invariant); the
+        // exchange left null behind, so this caller alone takes it back.
+        Some(RcuRelease(unsafe { KBox::from_raw(p.as_ptr()) }))
+    }
+}
+
+impl<T: Send + Sync + 'static> Drop for RcuReleaseSlot<T> {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
 
 /// What the RCU callback frees: the callback head first, so the callback
 /// finds the cell from the head's address.
@@ -269,6 +318,36 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         unsafe { self.release_after_grace_period(old, rel) };
     }
 
+    /// Removes whatever object is published at `index` (a reserved,
+    /// unpublished index stays reserved); the table's reference is dropped
+    /// after an RCU grace period, from `rel`'s callback.  For an index that
+    /// only its caller's object may occupy (its registrations replace one
+    /// another there).  False, and `rel` is freed, when the index held
+    /// nothing.  Does not sleep or allocate (any context).
+    pub(crate) fn erase_nosleep(&self, index: u32, rel: RcuRelease<T>) -> bool {
+        let old = self.with_lock(|xa| {
+            // SAFETY: Valid xarray.  `xa_load` reads under RCU (it takes
+            // the read lock itself) and sees the zero entry of a
+            // reservation as NULL.
+            let cur = unsafe { bindings::xa_load(xa, index as usize) };
+            if cur.is_null() {
+                return cur;
+            }
+            // SAFETY: Valid xarray, lock held, so `cur` is still the entry
+            // (every change takes the lock): replaces it with NULL (no
+            // allocation: GFP 0).
+            unsafe { bindings::__xa_cmpxchg(xa, index as usize, cur, core::ptr::null_mut(), 0) }
+        });
+        if old.is_null() {
+            return false;
+        }
+        // SAFETY: `old` was a published entry of this table (not the zero
+        // entry, which `xa_load` returns as NULL), produced by
+        // `into_foreign` and no longer reachable from the table.
+        unsafe { self.release_after_grace_period(old, rel) };
+        true
+    }
+
     /// Puts `new` at `index` in place of `old`, if `old` is the object
     /// there (else `new` comes back); the table's reference to `old` is
     /// dropped after an RCU grace period, from `rel`'s callback.  Does not
@@ -426,6 +505,26 @@ mod tests {
         // The index is free again.
         assert!(t.reserve_atomic(i, i).is_ok());
         // Dropping the table waits for the RCU callback.
+        Ok(())
+    }
+
+    #[test]
+    fn erase_whatever_is_published() -> Result {
+        let t = KBox::pin_init(RcuTable::<u32>::new(), GFP_KERNEL)?;
+        let slot = RcuReleaseSlot::<u32>::new(GFP_KERNEL)?;
+        let r = t.reserve(1, 4)?;
+        let i = r.index();
+        // A reservation is not erased.
+        assert!(!t.erase_nosleep(i, RcuRelease::new(GFP_KERNEL)?));
+        r.publish(Arc::new(3u32, GFP_KERNEL)?)?;
+        let rel = slot.take().ok_or(EINVAL)?;
+        // The slot gives its memory away once.
+        assert!(slot.take().is_none());
+        assert!(t.erase_nosleep(i, rel));
+        assert!(t.get(i).is_none());
+        assert!(t.reserve(i, i).is_ok());
+        // An unused slot frees its memory with it (kmemleak would tell).
+        drop(RcuReleaseSlot::<u32>::new(GFP_KERNEL)?);
         Ok(())
     }
 
