@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# NVMe over RDMA error recovery on rrxe against C rxe, in one boot (issue
-# 35): the kernel target and host (lib/nvme.sh) on two devices of one
+# NVMe over RDMA error recovery on rrxe against C rxe, in one boot: the
+# kernel target and host (lib/nvme.sh) on two devices of one
 # driver at the two ends of a veth, then the same on the other driver.
 # On each:
 # 1. a controller reset (`reset_controller`, which returns once the host
