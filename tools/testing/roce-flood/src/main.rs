@@ -10,7 +10,7 @@
 //!            [--local6 IPV6]
 //!     forge: --target TYPE:QPN:PSN,... --forged-src IP,... [--rkey K]
 //!            [--va V] [--len N] [--pmtu N] [--repeat N] [--allow-valid 1]
-//!     sequence: --target rc:QPN:PSN --ops OP,... [--rkey K] [--va V]
+//!     sequence: --target TYPE:QPN:PSN --ops OP,... [--rkey K] [--va V]
 //!
 //! `--local` is the attacked device's address (every packet's
 //! destination), `--peer` the address its live QPs talk to; `--live`
@@ -23,11 +23,16 @@
 //! given rkey and VA) that only the source address betrays: SEND and
 //! WRITE, ONLY and with immediate, and FIRST+LAST pairs, at the expected
 //! PSN and next to it.  Every one of them must count `rcv_foreign`.
-//! sequence (scenario 39-ack-psn): the given requests, in order, from the
-//! QP's real peer (`--peer`), so that they are accepted: each OP is
-//! `send:D` (SEND ONLY of 64 bytes at the expected PSN + D, acknowledge
-//! requested) or `read:D:LEN` (RDMA READ of LEN bytes at `--va` with
-//! `--rkey`, PSN expected + D).
+//! sequence (scenarios ack-psn and forged-peers): the given packets, in
+//! order, from the QP's real peer (`--peer`, or the address of its
+//! alternate path), with everything else right: each OP is `send:D[:LEN]`
+//! (SEND ONLY of LEN bytes, default 64, at the expected PSN + D,
+//! acknowledge requested), `write:D:LEN` (RDMA WRITE ONLY of LEN bytes to
+//! `--va` with `--rkey`), `read:D:LEN` (RDMA READ of LEN bytes at `--va`
+//! with `--rkey`, RC only), or `ack:D:SYN` (an RC acknowledgement with the
+//! AETH syndrome SYN, e.g. 0x62 for a remote access NAK, at the PSN + D
+//! of the QP's requester, whose next PSN the target's PSN is then).  The
+//! opcodes are RC's or, for a `uc:` target, UC's.
 //!
 //! The summary (stdout, or `--summary`) is `key=value` lines: total,
 //! kernel_drop (the IP/UDP stack drops them), uncertain (probably dropped
@@ -47,6 +52,7 @@ use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::process::exit;
 
+use rrxe_proto::aeth::Aeth;
 use rrxe_proto::bth::Bth;
 use rrxe_proto::builder::{build_packet, ExtHeaders};
 use rrxe_proto::icrc::icrc_fill;
@@ -273,20 +279,33 @@ fn main() {
             let targets = parse_qps(&get("target"));
             let q = targets.first().unwrap_or_else(|| die("--target needs one QP"));
             let (rkey, va) = (num(&opt("rkey", "0")) as u32, num(&opt("va", "0")));
+            let uc = q.ty == QpType::Uc;
             for op in get("ops").split(',') {
                 let f: Vec<&str> = op.split(':').collect();
-                let d = num(f.get(1).unwrap_or_else(|| die(&format!("bad op {op}")))) as u32;
-                let psn = Psn::new(q.psn.wrapping_add(d) & 0xff_ffff);
-                let (opcode, ext, plen) = match f[0] {
-                    "send" => (RC_SEND_ONLY, ExtHeaders::default(), 64),
-                    "read" => {
-                        let len = num(f.get(2).unwrap_or_else(|| die(&format!("bad op {op}")))) as u32;
+                let arg = |i: usize| num(f.get(i).unwrap_or_else(|| die(&format!("bad op {op}"))));
+                let psn = Psn::new(q.psn.wrapping_add(arg(1) as u32) & 0xff_ffff);
+                let (opcode, ext, plen) = match (f[0], uc) {
+                    ("send", _) => {
+                        let len = if f.len() > 2 { arg(2) as usize } else { 64 };
+                        (if uc { UC_SEND_ONLY } else { RC_SEND_ONLY }, ExtHeaders::default(), len)
+                    }
+                    ("write", _) => {
+                        let len = arg(2) as u32;
                         let reth = Some(Reth::new(va, rkey, len));
+                        let opcode = if uc { UC_RDMA_WRITE_ONLY } else { RC_RDMA_WRITE_ONLY };
+                        (opcode, ExtHeaders { reth, ..Default::default() }, len as usize)
+                    }
+                    ("read", false) => {
+                        let reth = Some(Reth::new(va, rkey, arg(2) as u32));
                         (RC_RDMA_READ_REQUEST, ExtHeaders { reth, ..Default::default() }, 0)
                     }
-                    k => die(&format!("unknown op {k} (send or read)")),
+                    ("ack", false) => {
+                        let aeth = Some(Aeth::new(arg(2) as u8, 0));
+                        (RC_ACKNOWLEDGE, ExtHeaders { aeth, ..Default::default() }, 0)
+                    }
+                    (k, _) => die(&format!("unknown op {k} for this QP type (send, write; RC: read, ack)")),
                 };
-                let bth = Bth::new(opcode, q.qpn, psn).with_ack_req(true);
+                let bth = Bth::new(opcode, q.qpn, psn).with_ack_req(!uc && opcode != RC_ACKNOWLEDGE);
                 let mut roce = vec![0u8; 128 + plen];
                 let n = build_packet(&mut roce, &bth, &ext, &vec![0x3cu8; plen]).expect("request builds");
                 roce.truncate(n);

@@ -16,6 +16,24 @@
 # consumed no receive); rcv_foreign and rcv_dropped on ppa0 moved by
 # exactly the number of forged packets, rcvd_pkts and sent_pkts not at all
 # (nothing accepted, nothing answered), and ppb0 received nothing.
+#
+# Then spoofed peers (issue 30): packets from the QP's own peer address,
+# which check_addr() lets in, must not hurt more than they do on C rxe
+# (spoofed_peer.py asks for them, roce-flood --mode sequence builds them,
+# atk_serve replays them): NAKs and an RNR NAK that acknowledge nothing
+# outstanding, to an idle RC QP and to a busy one at its last
+# acknowledged PSN (the QPs stay in RTS, the busy QP's SEND completes
+# with success); an RDMA WRITE with an unknown rkey and a SEND longer
+# than the posted receive to a UC QP without and with an SRQ (the
+# message is dropped, the QP stays in RTS and delivers the peer's next
+# SEND; with the SRQ, the receive the SEND took completes in error); on
+# rrxe also, from the armed alternate path (a second address pair), a
+# stale ACK, stale NAKs and requests out of sequence, which must not
+# migrate the QP, then a valid SEND, which must.  C rxe, as the target,
+# must print the same lines but for the APM ones (it has no APM) and its
+# one deviation: it kills the UC QP on the over-long SEND (copy_data's
+# -EINVAL for a message longer than the WQE is taken for a malformed WQE,
+# class A; the WRITE with the unknown rkey it drops, as rrxe does).
 . "$(dirname "$0")/../lib/ksft.sh"
 ksft_require_py pyverbs
 . "$RRXE_LIB/pingpong.sh"
@@ -66,3 +84,40 @@ note "ppa0: rcv_foreign+$(da rcv_foreign) rcv_dropped+$(da rcv_dropped) rcvd_pkt
 [ "$(da sent_pkts)" = 0 ] || fail "ppa0 answered forged packets: sent_pkts moved by $(da sent_pkts)"
 [ "$(db rcvd_pkts)" = 0 ] || fail "the real peer ppb0 received $(db rcvd_pkts) packets caused by forged ones"
 pp_teardown
+
+# spoof DRIVER: spoofed_peer.py with its target device ppa0 on DRIVER
+# (rrxe: with the APM checks), the peer's packets injected on request;
+# its output in SPOOF_OUT.
+spoof() {
+	local drv=$1 dir=$work/spoof-$1 pid rc=0 aA aB args
+	mkdir -p "$dir"
+	pp_setup_pair "$drv" rrxe
+	atk_prepare
+	ip -n ppA addr add 10.78.0.1/24 dev vpa
+	ip -n ppB addr add 10.78.0.2/24 dev vpb
+	gA=$(pp_gid_index ppa0 10.77.0.1) || fail "no GID on ppa0"
+	gB=$(pp_gid_index ppb0 10.77.0.2) || fail "no GID on ppb0"
+	aA=$(pp_gid_index ppa0 10.78.0.1) || fail "no alternate GID on ppa0"
+	aB=$(pp_gid_index ppb0 10.78.0.2) || fail "no alternate GID on ppb0"
+	args="--alt $aA $aB"
+	[ "$drv" = rrxe ] || args=--c-rxe
+	# shellcheck disable=SC2086
+	timeout 240 /usr/bin/python3 "$RRXE_PROGS/spoofed_peer.py" ppa0 "$gA" ppb0 "$gB" "$dir" $args \
+		>"$dir/log" 2>&1 &
+	pid=$!
+	atk_serve "$pid" "$dir"
+	wait "$pid" || rc=$?
+	SPOOF_OUT=$(cat "$dir/log")
+	echo "$SPOOF_OUT" | sed "s/^/  # $drv: /"
+	[ $rc = 0 ] || fail "spoofed_peer.py on $drv: exit $rc"
+	note "$drv: $ATK_INJECTED injections"
+	pp_teardown
+}
+
+spoof rrxe
+out_rrxe=$SPOOF_OUT
+if c_rxe_half && modprobe -q rdma_rxe; then
+	spoof rxe
+	same_lines spoofed_peer "$out_rrxe" "$SPOOF_OUT" '^APM:\|over-long SEND'
+	note "C rxe's deviation: $(grep 'after an over-long SEND' <<<"$SPOOF_OUT" | tr '\n' ' ')"
+fi

@@ -18,6 +18,8 @@
 #                              ATK_SENT, ATK_SECS, ATK_PPS; fails on any
 #                              packet it could not send
 #   atk_sum FILE KEY           one value of a roce-flood summary
+#   atk_serve PID DIR          injects the packets program PID asks for
+#                              (rrxe_ksft.handoff.Injector) until it ends
 
 ATK_BIN=${ATK_BIN:-$RRXE_TOP/out/progs/roce-flood}
 ATK_REPLAY=${ATK_REPLAY:-$RRXE_TOP/out/progs/pcap_replay}
@@ -100,4 +102,31 @@ atk_start() {
 	/usr/bin/python3 "$RRXE_PROGS/$prog" ppa0 "$gA" ppb0 "$gB" "$@" >"$log" 2>&1 &
 	ATK_PID=$!
 	wait_for 60 test -s "$ready" || fail "$prog did not start: $(cat "$log")"
+}
+
+# atk_serve PID DIR: until process PID ends, serves its requests for
+# packets (rrxe_ksft.handoff.Injector): for DIR/inject.N (N = 1, 2, ...),
+# one line of roce-flood --mode sequence arguments (after defaults that
+# send from the peer ppB, 10.77.0.2, to ppA, 10.77.0.1: a request may
+# name other addresses), the packets are built, replayed from ppB, and
+# DIR/injected.N is created.  Sets ATK_INJECTED to the number served.
+atk_serve() {
+	local pid=$1 dir=$2 n=1 args src dst
+	src=$(atk_mac ppB vpb)
+	dst=$(atk_mac ppA vpa)
+	while ! pid_gone "$pid"; do
+		if [ ! -s "$dir/inject.$n" ]; then
+			nap 0.05
+			continue
+		fi
+		read -r args <"$dir/inject.$n"
+		# shellcheck disable=SC2086
+		atk_flood --mode sequence --out "$dir/inject.pcap" --src-mac "$src" --dst-mac "$dst" \
+			--local 10.77.0.1 --peer 10.77.0.2 $args >/dev/null 2>"$dir/gen.log" ||
+			fail "roce-flood --mode sequence $args: $(cat "$dir/gen.log")"
+		atk_replay "$dir/inject.pcap"
+		touch "$dir/injected.$n"
+		n=$((n + 1))
+	done
+	ATK_INJECTED=$((n - 1))
 }

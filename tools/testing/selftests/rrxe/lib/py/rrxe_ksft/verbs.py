@@ -85,7 +85,7 @@ def post_ex(q, wr_id, build, sge=None):
 
 
 def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeout=14, retry_cnt=3,
-            rnr_retry=7, max_rd_atomic=1, max_dest_rd_atomic=1):
+            rnr_retry=7, max_rd_atomic=1, max_dest_rd_atomic=1, min_rnr_timer=1):
     """Moves RC/UC QP `qp` through INIT, RTR and RTS towards `peer_qpn` at
     `gid` (sent from GID index `gidx`)."""
     rc = qp.qp_type == e.IBV_QPT_RC
@@ -101,7 +101,7 @@ def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeou
     a.dest_qp_num = peer_qpn
     a.rq_psn = peer_psn
     a.max_dest_rd_atomic = max_dest_rd_atomic
-    a.min_rnr_timer = 1
+    a.min_rnr_timer = min_rnr_timer
     a.ah_attr = ah_attr(gid, gidx)
     mask = e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
     if rc:
