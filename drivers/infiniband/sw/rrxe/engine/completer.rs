@@ -8,7 +8,8 @@
 //! counting down the retry budget; the other NAKs are fatal: the WQE
 //! completes with the remote error and the QP goes to the error state.
 //! An acknowledgement of nothing outstanding, or of a PSN not yet sent, is
-//! dropped and counted, never fatal.
+//! dropped and counted, never fatal: at the last acknowledged PSN only a
+//! duplicate positive ACK is taken, never a NAK (`in_window`).
 //!
 //! A READ or atomic completes only by its response (`completer/
 //! response.rs`), which also acknowledges every request before it.  An
@@ -187,10 +188,7 @@ fn handle_response(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
         qp.count(Counter::RcvDropped);
         return;
     }
-    let psn = pkt.psn();
-    // Not yet sent: bogus.  Before the oldest unacknowledged one: stale.
-    // Either acknowledges nothing outstanding.
-    if psn.compare(s.sent_end) >= 0 || psn.compare(s.comp_psn.prev()) < 0 {
+    if !in_window(s, pkt) {
         qp.count(Counter::RcvDropped);
         return;
     }
@@ -208,6 +206,23 @@ fn handle_response(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
         RC_ATOMIC_ACKNOWLEDGE => response::atomic(qp, s, pkt),
         _ => qp.count(Counter::RcvDropped),
     }
+}
+
+/// Whether a response at `pkt`'s PSN may concern what is outstanding:
+/// sent, and not before the oldest unacknowledged PSN.  One PSN earlier,
+/// the last one acknowledged, only a positive ACK is taken (a duplicate,
+/// the answer to a resent request, which renews the retransmit timer):
+/// anything else there, like anything older, acknowledges nothing
+/// outstanding (with nothing outstanding, that PSN is the only one left),
+/// and a NAK or RNR NAK for it would fail or stall an innocent WQE or an
+/// idle QP (C rxe drops these too).
+fn in_window(s: &SendSide, pkt: &Packet<'_>) -> bool {
+    let psn = pkt.psn();
+    if psn.compare(s.sent_end) >= 0 || psn.compare(s.comp_psn.prev()) < 0 {
+        return false;
+    }
+    psn != s.comp_psn.prev()
+        || (pkt.opcode() == RC_ACKNOWLEDGE && pkt.aeth().is_some_and(|a| a.syndrome().is_ack()))
 }
 
 /// A malformed response for the oldest WQE: it completes with a bad
