@@ -500,6 +500,12 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             }
             return;
         }
+        Err(Outcome::Fatal { code, status, why })
+            if !rc && code != NakCode::RemoteOperationalError =>
+        {
+            drop_uc_message(qp, r, status, why);
+            return;
+        }
         Err(Outcome::Fatal { code, status, why }) => {
             // The QP enters the error state (and the receive in progress
             // completes in error) before the requester can see the NAK.
@@ -534,11 +540,41 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
     }
 }
 
+/// UC: a message refused for what it says (an unknown rkey, a range or
+/// right the region does not give, a length: IBTA classes D and E) is
+/// dropped, and the QP lives on (only a local fault, class A, is fatal on
+/// UC).  As on C rxe: with an SRQ, the receive WQE in progress (taken
+/// from the SRQ) completes with `status`, the status RC's responder
+/// reports for the same error; without one, nothing completes and the
+/// WQE waits for the next message.  The rest of the message is dropped
+/// up to the next first or only packet.
+fn drop_uc_message(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
+    crate::rrxe_ratelimited!(
+        pr_info,
+        "rrxe: QP {:#x}: UC message dropped: {}\n",
+        qp.qpn,
+        why
+    );
+    r.uc_drop = true;
+    r.write = None;
+    r.psn = r.psn.next();
+    if qp.srq.is_some() {
+        complete_in_error(qp, r, status);
+    } else if let Some(w) = r.wqe.as_mut() {
+        w.received = 0;
+    }
+}
+
 /// A request failed fatally: the QP goes to the error state, then the
 /// receive WQE in progress completes with `status` (so a consumer who
 /// sees that completion finds the QP in the error state).
 fn fail_request(qp: &Arc<Qp>, r: &mut RecvSide, status: WcStatus, why: &str) {
     fail(qp, why);
+    complete_in_error(qp, r, status);
+}
+
+/// Completes the receive WQE in progress, if any, with error `status`.
+fn complete_in_error(qp: &Qp, r: &mut RecvSide, status: WcStatus) {
     if let Some(w) = r.wqe.take() {
         let cqe = Cqe {
             wr_id: w.hdr.wr_id,
