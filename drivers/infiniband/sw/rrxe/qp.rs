@@ -152,7 +152,7 @@ pub(crate) struct Qp {
     pub(crate) path: PathCell,
     /// The alternate path, if loaded (`qp/migration.rs`).
     pub(crate) alt_path: PathCell,
-    /// `migration` state (MIGRATED, ARMED, or a requested migration).
+    /// `migration` state (MIGRATED or ARMED).
     mig: Atomic<u32>,
     /// Serialises the writers of `path`, `alt_path` and `mig`
     /// (`migration::PathWriter`).

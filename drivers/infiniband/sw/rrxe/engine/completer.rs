@@ -192,6 +192,10 @@ fn handle_response(qp: &Arc<Qp>, s: &mut SendSide, rx: &RxPacket<'_>, pkt: &Pack
         qp.count(Counter::RcvDropped);
         return;
     }
+    // From the peer on the armed alternate path: it migrated; so do we.
+    if rx.on_alternate(qp) {
+        qp.migrate();
+    }
     // An AETH on a response must say ACK; NAKs come as acknowledgements.
     if pkt.opcode() != RC_ACKNOWLEDGE && pkt.aeth().is_some_and(|a| !a.syndrome().is_ack()) {
         bad_response(qp, s, "a READ or atomic response carries a NAK");

@@ -20,8 +20,6 @@ pub(crate) fn run(qp: &Arc<Qp>) {
         return;
     }
     let mut r = qp.recv.lock();
-    // The peer reached us on the alternate path: answer there.
-    qp.migrate_if_requested();
     for _ in 0..BUDGET {
         if qp.is_dead() {
             return;

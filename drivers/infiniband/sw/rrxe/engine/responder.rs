@@ -419,6 +419,11 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
         datagram::receive(qp, r, rx, pkt);
         return;
     }
+    // Accepted from the peer on the armed alternate path: it migrated; so
+    // do we, before answering.
+    if rx.on_alternate(qp) {
+        qp.migrate();
+    }
     let info = pkt.info();
     match class {
         PsnClass::Duplicate => {

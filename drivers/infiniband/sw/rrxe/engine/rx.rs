@@ -37,6 +37,7 @@ const MAX_HEADERS: usize = 40 + 8 + BTH_LEN + 28;
 pub(crate) struct RxPacket<'a> {
     skb: &'a SkBuff,
     bth_offset: usize,
+    version: IpVersion,
 }
 
 impl RxPacket<'_> {
@@ -49,6 +50,21 @@ impl RxPacket<'_> {
     /// this skb.
     pub(crate) fn payload_offset(&self, pkt: &Packet<'_>) -> usize {
         self.bth_offset + pkt.payload_offset()
+    }
+
+    /// Whether the packet came to `qp` on its armed alternate path (not
+    /// from the primary path's peer: the receive path let nothing else
+    /// in).  The responder and the completer migrate for such a packet
+    /// once they accept it, not before: a stale or out-of-window one
+    /// must not move the QP.  Only an armed QP compares addresses.
+    pub(crate) fn on_alternate(&self, qp: &Qp) -> bool {
+        if !qp.alternate_armed() {
+            return false;
+        }
+        let Some((src, dst)) = ip_addrs(self.skb.linear(), self.version) else {
+            return false;
+        };
+        qp.path.get().is_some_and(|p| !p.ips.accepts(src, dst))
     }
 }
 
@@ -64,6 +80,7 @@ pub(crate) fn with_queued(qp: &Qp, skb: SkBuff, f: impl FnOnce(&RxPacket<'_>, &P
     let rx = RxPacket {
         skb: &skb,
         bth_offset: lay.bth_offset,
+        version: lay.version,
     };
     f(&rx, &pkt);
     skb.consume();
@@ -168,15 +185,13 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
     // The Q_Key (UD) is the responder's to check: it holds the QP's.
     check_pkey(&pkt, BTH_DEF_PKEY).map_err(|_| Dropped)?;
     // A connected QP takes packets from its peer only; a UD QP from
-    // anyone (the DETH says who).
-    let mut on_alternate = false;
+    // anyone (the DETH says who).  From the peer on the alternate path
+    // (armed only): the peer may have migrated, which the responder or
+    // completer decides (`RxPacket::on_alternate`).
     if !qp.is_datagram() {
         let path = qp.path.get().ok_or(Dropped)?;
         let (src, dst) = ip_addrs(skb.linear(), lay.version).ok_or(Dropped)?;
-        // From the peer on the alternate path (armed only): the peer
-        // migrated.
-        on_alternate = !path.ips.accepts(src, dst);
-        if on_alternate && !qp.alternate_accepts(src, dst) {
+        if !path.ips.accepts(src, dst) && !qp.alternate_accepts(src, dst) {
             qp.count(Counter::RcvForeign);
             return Err(Dropped);
         }
@@ -184,9 +199,6 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
     // Last: the most expensive check, on packets that passed all others.
     if !icrc_ok(skb, &lay) && !(pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb)) {
         return Err(Dropped);
-    }
-    if on_alternate {
-        qp.request_migration();
     }
     Ok(Target::Qp(qp, request))
 }

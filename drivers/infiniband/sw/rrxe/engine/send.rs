@@ -58,8 +58,6 @@ pub(crate) fn run_if_free(qp: &Arc<Qp>) -> bool {
 
 /// Up to [`BUDGET`] steps; true if work is left.
 fn run_locked(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
-    // The peer reached us on the alternate path: follow it there.
-    qp.migrate_if_requested();
     for _ in 0..BUDGET {
         if qp.is_dead() {
             return false;

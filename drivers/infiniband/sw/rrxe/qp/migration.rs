@@ -8,9 +8,11 @@
 //!   (instead of failing, it resends on the alternate path with a fresh
 //!   retry budget), or
 //! * a packet from its peer arrives on the alternate path (the peer
-//!   migrated): the receive path accepts it and asks for the migration,
-//!   which the QP's tasks carry out before handling it, so the answer goes
-//!   out on the new path.
+//!   migrated): the receive path lets it in, and the responder or the
+//!   completer migrates once it has accepted the packet (its PSN and
+//!   opcode checked: a stale acknowledgement or an out-of-window request
+//!   moves nothing), before answering it, so the answer goes out on the
+//!   new path.
 //!
 //! Migrating makes the alternate path the primary one, leaves no
 //! alternate path, sets the state to MIGRATED and raises
@@ -25,7 +27,7 @@
 //! the GIDs at `modify_qp` and keeps no GID attribute reference.
 
 use kernel::sync::{
-    atomic::{Acquire, Relaxed, Release},
+    atomic::{Acquire, Release},
     SpinLockGuard,
 };
 
@@ -37,9 +39,6 @@ pub(crate) const MIGRATED: u32 = 0;
 /// `IB_MIG_ARMED` (the consumer's `IB_MIG_REARM`, 1, arms at once too):
 /// the alternate path may be migrated to.
 pub(crate) const ARMED: u32 = 2;
-/// Armed, and a packet arrived on the alternate path: the next task run
-/// migrates (reported as ARMED).
-const REQUESTED: u32 = 3;
 
 /// What the path lock protects besides the path cells and `mig`.
 #[derive(Default)]
@@ -100,39 +99,25 @@ impl Qp {
 
     /// The migration state as `query_qp` reports it.
     pub(crate) fn mig_state(&self) -> u32 {
-        match self.mig.load(Acquire) {
-            REQUESTED => ARMED,
-            m => m,
-        }
+        self.mig.load(Acquire)
+    }
+
+    /// Whether an alternate path is armed.  Any context.
+    pub(crate) fn alternate_armed(&self) -> bool {
+        self.mig.load(Acquire) == ARMED
     }
 
     /// Whether the receive path accepts a packet from `src` to `dst` on
     /// the alternate path: only while it is armed.  Any context.
     pub(crate) fn alternate_accepts(&self, src: &[u8], dst: &[u8]) -> bool {
-        let m = self.mig.load(Acquire);
-        (m == ARMED || m == REQUESTED)
-            && self.alt_path.get().is_some_and(|a| a.ips.accepts(src, dst))
-    }
-
-    /// A packet that passed every receive check (ICRC included) came on
-    /// the alternate path: the QP's next task run migrates.  Any context.
-    pub(crate) fn request_migration(&self) {
-        let _ = self.mig.cmpxchg(ARMED, REQUESTED, Relaxed);
-    }
-
-    /// Carries out a migration the receive path requested, if any.
-    pub(crate) fn migrate_if_requested(&self) {
-        if self.mig.load(Acquire) == REQUESTED {
-            self.migrate();
-        }
+        self.alternate_armed() && self.alt_path.get().is_some_and(|a| a.ips.accepts(src, dst))
     }
 
     /// Migrates to the alternate path if one is armed; true if it did.
     /// Process context.
     pub(crate) fn migrate(&self) -> bool {
         let mut w = self.path_writer();
-        let m = self.mig.load(Acquire);
-        if m != ARMED && m != REQUESTED {
+        if !self.alternate_armed() {
             return false;
         }
         let Some(alt) = self.alt_path.get() else {
