@@ -292,6 +292,19 @@ impl Qp {
         self.state.xchg(QpState::Err.raw(), Full) != QpState::Err.raw()
     }
 
+    /// Whether send requests may be posted (and the doorbell rung): the
+    /// QP is live and has reached RTS (SQD, SQE and ERR take them too:
+    /// the send task runs or flushes them), as C rxe's `post_send` has it.
+    pub(crate) fn takes_sends(&self) -> bool {
+        !self.is_dead() && !matches!(self.state(), QpState::Reset | QpState::Init | QpState::Rtr)
+    }
+
+    /// Whether receive requests may be posted: the QP is live and out of
+    /// RESET (IBTA C10-97.2.1, as C rxe's `post_recv`).
+    pub(crate) fn takes_recvs(&self) -> bool {
+        !self.is_dead() && self.state() != QpState::Reset
+    }
+
     /// Whether `destroy_qp` ran.
     pub(crate) fn is_dead(&self) -> bool {
         self.dead.load(Acquire)

@@ -68,7 +68,7 @@ fn with_sges(
 
 /// `post_send` of one request.
 pub(crate) fn post_send(qp: &Qp, wr: &SendWr<'_, RrxeDev>) -> Result {
-    if qp.is_dead() || matches!(qp.state(), QpState::Reset | QpState::Init | QpState::Rtr) {
+    if !qp.takes_sends() {
         return Err(EINVAL);
     }
     let caps = &qp.init.caps;
@@ -123,7 +123,7 @@ pub(crate) fn post_send(qp: &Qp, wr: &SendWr<'_, RrxeDev>) -> Result {
 /// `post_recv` of one request (a QP on an SRQ has no receive ring:
 /// `EINVAL`, as ib_core's contract has it).
 pub(crate) fn post_recv(qp: &Qp, wr: &RecvWr<'_>) -> Result {
-    if qp.is_dead() || qp.state() == QpState::Reset {
+    if !qp.takes_recvs() {
         return Err(EINVAL);
     }
     if wr.num_sge() > qp.init.caps.max_recv_sge as usize {

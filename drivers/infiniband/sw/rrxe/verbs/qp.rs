@@ -427,8 +427,14 @@ pub(crate) fn destroy(h: RrxeQp) {
     drop(qp.dev.qps.remove(qp.qpn, qp));
 }
 
-/// The doorbell: librxe wrote send WQEs and wants them processed.
+/// The doorbell: librxe wrote send WQEs and wants them processed.  A QP
+/// that cannot send yet refuses it with `EINVAL`, as C rxe does, so
+/// `ibv_post_send` fails there as it does on C rxe; the WQEs stay in the
+/// ring and go once the QP reaches RTS (`modify_qp` runs the send task).
 pub(crate) fn doorbell(h: &RrxeQp) -> Result {
+    if !h.qp.takes_sends() {
+        return Err(EINVAL);
+    }
     engine::doorbell(&h.qp);
     Ok(())
 }

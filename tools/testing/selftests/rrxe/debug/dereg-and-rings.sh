@@ -10,6 +10,9 @@
 #     WRITE completes in error.
 #  5. ring memory per user context is capped: ENOMEM over the cap.
 #  7. ring mappings after disassociation: zapped (read zeroes), freed.
+# And issue 30's finding 6 (post_states.py, on rrxe and C rxe, the same
+# lines): librxe's doorbell on a QP below RTS fails with EINVAL, as on C
+# rxe, so ibv_post_send does.
 # Finding 8 (page iterator) has no test: the config's memory model
 # (SPARSEMEM_VMEMMAP) made the old walk correct too.
 # Every check runs even when an earlier one fails; the scenario fails
@@ -43,6 +46,14 @@ first_keys() {
 
 ring_cap() { $F ring-cap rrxe0; }
 
+post_states() {
+	rrxe_and_c_rxe
+	same_on_both post_states
+	rdma link delete rxe0
+	rdma link delete rrxe0
+	ip netns del nsrxe
+}
+
 zap() {
 	$F zap rrxe0
 	! has_ibdev rrxe0 || fail "rrxe0 still there after the zap test deleted it"
@@ -66,5 +77,6 @@ has_ibdev rrxe0 && rdma link delete rrxe0
 try 2-dereg dereg_write
 pp_teardown
 ip link del veth0
+try 30.6-doorbell post_states
 rmmod rdma_rrxe || fail "rmmod after the findings"
 [ -z "$failed" ] || fail "findings failing:$failed"

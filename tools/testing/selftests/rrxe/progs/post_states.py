@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""ibv_post_send in each QP state (pyverbs, stock librxe): librxe writes
+the WQE into the mapped send queue and rings the doorbell (a POST_SEND
+command without work requests), whose error ibv_post_send returns.  C
+rxe refuses the doorbell with EINVAL while the QP is below RTS (RESET,
+INIT, RTR) and takes it in RTS and ERR (issue 30, finding 6: rrxe took
+it in every state).  Then the QP reaches RTS and one more SEND shows
+which of the WQEs written before run; in ERR a SEND is taken and
+flushed.  An RC QP talks to a second one on the same device.  Prints a
+line per check; the test compares rrxe's lines with C rxe's.
+
+usage: post_states.py DEV GIDX"""
+import errno
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.cq import CQ
+from pyverbs.mr import MR
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.qp import QPAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+
+from rrxe_ksft.verbs import MTUS, Device, ah_attr, connect, make_qp, to_state
+
+D = Device(sys.argv[1], int(sys.argv[2]))
+cq = CQ(D.ctx, 32)
+mr = MR(D.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+ACC = e.IBV_ACCESS_LOCAL_WRITE
+
+
+def post(qp, wr_id):
+    """ibv_post_send of a signalled 16-byte SEND: 0 or the errno name."""
+    wr = SendWR(wr_id=wr_id, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(mr.buf, 16, mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    try:
+        qp.post_send(wr)
+        return "0"
+    except PyverbsRDMAError as err:
+        return errno.errorcode.get(err.error_code, str(err.error_code))
+
+
+def completions(wait=1.0):
+    time.sleep(wait)
+    cnt, wcs = cq.poll(num_entries=16)
+    return " ".join(sorted(f"{w.wr_id}:{w.status}" for w in wcs[:cnt])) or "none"
+
+
+peer = make_qp(D.pd, cq, 8, 8)
+qp = make_qp(D.pd, cq, 8, 8)
+# RESET: a QP of its own (its ring is reset on the way back anyway).
+lone = make_qp(D.pd, cq, 8, 8)
+print(f"post_send in RESET: {post(lone, 1)}")
+lone.close()
+connect(peer, qp.qp_num, D.gid, D.gidx, ACC)
+for k in range(8):
+    peer.post_recv(RecvWR(wr_id=100 + k, num_sge=1, sg=[SGE(mr.buf + 1024, 64, mr.lkey)]))
+
+a = QPAttr()
+a.qp_state = e.IBV_QPS_INIT
+a.pkey_index = 0
+a.port_num = 1
+a.qp_access_flags = ACC
+qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+print(f"post_send in INIT: {post(qp, 2)}")
+a = QPAttr()
+a.qp_state = e.IBV_QPS_RTR
+a.path_mtu = MTUS[1024]
+a.dest_qp_num = peer.qp_num
+a.rq_psn = 0
+a.max_dest_rd_atomic = 1
+a.min_rnr_timer = 1
+a.ah_attr = ah_attr(D.gid, D.gidx)
+qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
+          | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+print(f"post_send in RTR: {post(qp, 3)}")
+print(f"completions before RTS: {completions(0.5)}")
+a = QPAttr()
+a.qp_state = e.IBV_QPS_RTS
+a.timeout = 14
+a.retry_cnt = 3
+a.rnr_retry = 7
+a.sq_psn = 0
+a.max_rd_atomic = 1
+qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
+          | e.IBV_QP_MAX_QP_RD_ATOMIC)
+print(f"post_send in RTS: {post(qp, 4)}")
+print(f"completions in RTS (wr_id:status): {completions()}")
+to_state(qp, e.IBV_QPS_ERR)
+print(f"post_send in ERR: {post(qp, 5)}")
+print(f"completions in ERR (wr_id:status): {completions()}")
