@@ -83,10 +83,13 @@ pub(crate) enum Counter {
     /// or atomic executed after them answers for them (see
     /// `proto::resources::Resources::any_after`).
     DupAckCovered,
+    /// Not a count: the most memory (`skb->truesize`, summed) one receive
+    /// queue of the device has held at once, in bytes.
+    RcvQueuePeakBytes,
 }
 
 /// Number of counters.
-pub(crate) const NUM: usize = Counter::DupAckCovered as usize + 1;
+pub(crate) const NUM: usize = Counter::RcvQueuePeakBytes as usize + 1;
 
 /// Counter names, in [`Counter`] order.
 pub(crate) static DESCS: [StatDesc; NUM] = [
@@ -123,6 +126,7 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"sent_bytes"),
     StatDesc::new(c"rcvd_bytes"),
     StatDesc::new(c"dup_acks_covered"),
+    StatDesc::new(c"rcv_queue_peak_bytes"),
 ];
 
 /// One device's counters.
@@ -139,6 +143,18 @@ impl Stats {
 
     pub(crate) fn add(&self, c: Counter, n: u64) {
         self.0[c as usize].add(n, Relaxed);
+    }
+
+    /// Raises `c` to `v` if it is below (a high-water mark).
+    pub(crate) fn raise_to(&self, c: Counter, v: u64) {
+        let a = &self.0[c as usize];
+        let mut cur = a.load(Relaxed);
+        while cur < v {
+            match a.cmpxchg(cur, v, Relaxed) {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
     }
 
     pub(crate) fn get(&self, c: Counter) -> u64 {

@@ -54,10 +54,13 @@ pub(super) fn run(dev: &Arc<DevCore>) {
                 continue;
             };
             let len = copy.len() as u64;
-            if let Err(copy) = qp.rx_requests.push(copy) {
-                drop(copy);
-                qp.count(Counter::RcvDropped);
-                continue;
+            match qp.rx_requests.push(copy) {
+                Ok(queued) => dev.stats.raise_to(Counter::RcvQueuePeakBytes, queued as u64),
+                Err(copy) => {
+                    drop(copy);
+                    qp.count(Counter::RcvDropped);
+                    continue;
+                }
             }
             qp.count(Counter::RcvdPkts);
             qp.dev.stats.add(Counter::RcvdBytes, len);

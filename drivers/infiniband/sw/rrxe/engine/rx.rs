@@ -209,10 +209,13 @@ pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
     let (qp, request) = match check(dev, &mut skb) {
         Ok(Target::Qp(qp, request)) => (qp, request),
         Ok(Target::Multicast) => {
-            if let Err(skb) = dev.mcast_rx.push(skb) {
-                drop(skb);
-                dev.stats.inc(Counter::RcvDropped);
-                return;
+            match dev.mcast_rx.push(skb) {
+                Ok(queued) => dev.stats.raise_to(Counter::RcvQueuePeakBytes, queued as u64),
+                Err(skb) => {
+                    drop(skb);
+                    dev.stats.inc(Counter::RcvDropped);
+                    return;
+                }
             }
             super::schedule_multicast(dev);
             return;
@@ -228,10 +231,13 @@ pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
         &qp.rx_responses
     };
     let len = skb.len() as u64;
-    if let Err(skb) = queue.push(skb) {
-        drop(skb);
-        qp.count(Counter::RcvDropped);
-        return;
+    match queue.push(skb) {
+        Ok(queued) => qp.dev.stats.raise_to(Counter::RcvQueuePeakBytes, queued as u64),
+        Err(skb) => {
+            drop(skb);
+            qp.count(Counter::RcvDropped);
+            return;
+        }
     }
     qp.count(Counter::RcvdPkts);
     qp.dev.stats.add(Counter::RcvdBytes, len);

@@ -147,6 +147,14 @@ impl SkBuff {
         unsafe { (*self.as_raw()).len as usize }
     }
 
+    /// The memory the skb holds (`skb->truesize`: its head, fragments and
+    /// fragment list, and the `sk_buff` itself), what receive queues are
+    /// bounded by.
+    pub(crate) fn truesize(&self) -> usize {
+        // SAFETY: Valid skb; a plain read of a field we own.
+        unsafe { (*self.as_raw()).truesize as usize }
+    }
+
     /// Moves the data start back to the network header (a received skb's
     /// data starts at the UDP header), so that offsets count from the IP
     /// header.  `EINVAL` if the network header is not before the data.

@@ -5,9 +5,15 @@
 //! in process context.  The bound is checked before every append, so
 //! whatever arrives from the network, the queue holds at most `limit`
 //! packets; what does not fit is handed back to the caller to drop and
-//! count.
+//! count.  The queue also keeps the sum of its skbs' `truesize` (the
+//! memory they hold), charged on append and released on removal.
 
-use kernel::{bindings, prelude::*, types::Opaque};
+use kernel::{
+    bindings,
+    prelude::*,
+    sync::atomic::{Atomic, Relaxed},
+    types::Opaque,
+};
 
 use super::skb::SkBuff;
 
@@ -22,6 +28,8 @@ pub(crate) struct SkbQueue {
     #[pin]
     head: Opaque<bindings::sk_buff_head>,
     limit: u32,
+    /// The `truesize` of the queued skbs, summed.
+    bytes: Atomic<usize>,
 }
 
 // SAFETY: `sk_buff_head` operations are internally locked (irqsave).
@@ -38,7 +46,13 @@ impl SkbQueue {
             // INVARIANT: initialised here, empty.
             head <- Opaque::ffi_init(|h| unsafe { bindings::skb_queue_head_init(h) }),
             limit,
+            bytes: Atomic::new(0),
         })
+    }
+
+    /// Memory the queued skbs hold (their `truesize`, summed).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes.load(Relaxed)
     }
 
     /// Packets queued (a racy snapshot, as `skb_queue_len_lockless`).
@@ -48,23 +62,29 @@ impl SkbQueue {
         unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.head.get()).qlen)) }
     }
 
-    /// Appends `skb`, or gives it back if the queue is full.  Any context.
-    pub(crate) fn push(&self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
+    /// Appends `skb`, or gives it back if the queue is full; on success,
+    /// the bytes queued with it ([`Self::bytes`]).  Any context.
+    pub(crate) fn push(&self, skb: SkBuff) -> core::result::Result<usize, SkBuff> {
         // The check and the append are not one atomic step: concurrent
         // producers (one per CPU at most, in softirq) may overshoot the
         // limit by their number, which keeps the queue bounded.
         if self.len() >= self.limit {
             return Err(skb);
         }
+        let size = skb.truesize();
+        let queued = self.bytes.fetch_add(size, Relaxed) + size;
         // SAFETY: Valid head; the queue takes over our reference.
         unsafe { bindings::skb_queue_tail(self.head.get(), skb.into_raw()) };
-        Ok(())
+        Ok(queued)
     }
 
     /// Takes the oldest skb, if any.  Any context.
     pub(crate) fn pop(&self) -> Option<SkBuff> {
         // SAFETY: Valid head; a dequeued skb's reference is ours.
-        unsafe { SkBuff::from_raw(bindings::skb_dequeue(self.head.get())) }
+        let skb = unsafe { SkBuff::from_raw(bindings::skb_dequeue(self.head.get())) }?;
+        // Nobody changes a queued skb: this is what `push` charged.
+        self.bytes.fetch_sub(skb.truesize(), Relaxed);
+        Some(skb)
     }
 
     /// Drops every queued skb; returns how many.
@@ -103,17 +123,27 @@ mod tests {
     fn holds_at_most_its_limit_in_order() -> Result {
         let q = KBox::pin_init(SkbQueue::new(3), GFP_KERNEL)?;
         let mut refused = 0;
+        let mut charged = 0;
         for tag in 0..5u8 {
-            if q.push(skb(tag)?).is_err() {
-                refused += 1;
+            let s = skb(tag)?;
+            let size = s.truesize();
+            match q.push(s) {
+                Ok(queued) => {
+                    charged += size;
+                    assert_eq!(queued, charged);
+                }
+                Err(_) => refused += 1,
             }
         }
         assert_eq!(refused, 2);
         assert_eq!(q.len(), 3);
+        assert_eq!(q.bytes(), charged);
         let first = q.pop().ok_or(EINVAL)?;
         assert_eq!(first.linear(), &[0u8]);
+        assert_eq!(q.bytes(), charged - first.truesize());
         assert_eq!(q.purge(), 2);
         assert_eq!(q.len(), 0);
+        assert_eq!(q.bytes(), 0);
         assert!(q.pop().is_none());
         Ok(())
     }
