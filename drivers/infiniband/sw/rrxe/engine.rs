@@ -20,16 +20,20 @@
 //!
 //! The receive path (`rx.rs`) runs in softirq context: it checks what is
 //! cheap (lengths, ICRC, QP, addresses, state), appends the skb to the
-//! QP's bounded queue for the task that handles it, and schedules that
-//! task.  It takes no lock but the queue's, allocates nothing, and drops
-//! (and counts) what does not fit.
+//! QP's bounded queue for the task that handles it (a datagram to a
+//! multicast group: a clone to each member's, `multicast.rs`), and
+//! schedules that task.  It takes no lock but the queue's (and the
+//! multicast groups' spinlock), allocates nothing but those clones, and
+//! drops (and counts) what does not fit.
 //!
 //! Timers: one hrtimer per QP (retransmit or RNR wait), microsecond
 //! resolution; its callback only schedules the send task, which checks
 //! the deadline.  Dropping the timer's handle cancels it.
 //!
 //! Lock order: a QP's `attrs`, then `send`, then `recv`, then a CQ's ring;
-//! the skb queues' own spinlocks are leaves.  The tasks take one of `send`
+//! the skb queues' own spinlocks are leaves, and so is the multicast
+//! groups' spinlock (`mcast.rs`), which the receive path releases before
+//! it queues.  The tasks take one of `send`
 //! and `recv`, never both; `modify_qp` takes `attrs` and then each side in
 //! turn.
 //!
@@ -61,7 +65,7 @@ use kernel::{
 
 use crate::kapi::workqueue::{OwnedQueue, QueueSlot, SlotGuard, MAX_ACTIVE};
 use crate::proto::cqe::WcStatus;
-use crate::qp::{send::SendSide, DevCore, Qp};
+use crate::qp::{send::SendSide, Qp};
 
 /// Steps a task run takes before it yields the worker.
 pub(crate) const BUDGET: u32 = 1024;
@@ -87,11 +91,6 @@ pub(crate) fn start() -> Result<SlotGuard> {
 /// Queues `qp`'s send task (a run already queued covers this request).
 pub(crate) fn schedule_send(qp: &Arc<Qp>) {
     let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<Qp>, 0>(qp.clone()));
-}
-
-/// Queues `dev`'s multicast delivery.
-pub(crate) fn schedule_multicast(dev: &Arc<DevCore>) {
-    let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<DevCore>, 0>(dev.clone()));
 }
 
 /// Queues an asynchronous prefetch (`advise_mr`); dropped if the engine
@@ -136,14 +135,6 @@ pub(crate) fn fail_head(qp: &Arc<Qp>, s: &mut SendSide, status: WcStatus, why: &
 /// side and stores the handle there).
 pub(crate) fn arm_timer(qp: &Arc<Qp>, after: Delta) -> kernel::time::hrtimer::ArcHrTimerHandle<Qp> {
     qp.clone().start(after)
-}
-
-impl WorkItem<0> for DevCore {
-    type Pointer = Arc<DevCore>;
-
-    fn run(this: Arc<DevCore>) {
-        multicast::run(&this);
-    }
 }
 
 impl WorkItem<0> for Qp {

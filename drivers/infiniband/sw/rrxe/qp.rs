@@ -19,7 +19,9 @@
 //!   message being received, the expected PSN; used by the receive task
 //!   (responder);
 //! * two bounded queues of received packets, requests for the receive task
-//!   and acknowledgements for the send task, filled in softirq context.
+//!   and acknowledgements for the send task, filled in softirq context
+//!   (bounded in packets and in bytes), and the path MTU the receive path
+//!   checks their length against (an atomic).
 //!
 //! Lock order (see also `engine`): `attrs`, then `send`, then `recv`; a CQ's
 //! ring lock is taken last, inside either side.  The receive path in
@@ -71,6 +73,18 @@ pub(crate) const INFLIGHT_MAX: usize = 256;
 /// (`rcv_dropped`): a packet storm cannot make the kernel hold more.
 pub(crate) const RX_QUEUE_LIMIT: u32 = 1024;
 
+/// Memory (`skb->truesize`, summed) a QP's queue holds per direction
+/// before dropping (`rcv_dropped`).  The receive path admits no packet
+/// with more than 4096 payload bytes, so a packet holds at most about
+/// 8 KiB (a 4 KiB-MTU packet in a page-sized buffer, or its IP fragments);
+/// 4 MiB is room for 512 of them, a full RC window (128 PSNs) four times
+/// over, and for seven skbs of 64 segments each (UDP GRO's most, about
+/// 520 KiB of truesize at 4 KiB MTU) should the receive path one day take
+/// GRO'd skbs.  Packets of a 1 KiB MTU (about 2.5 KiB each) meet the count
+/// bound first.  Without it, 1024 reassembled 64 KiB datagrams would pin
+/// more than 100 MiB per queue.
+pub(crate) const RX_QUEUE_BYTES: usize = 4 << 20;
+
 /// What the data path of a device needs, shared by its QPs: where packets
 /// leave, the regions WQEs name, the QPs by number (for received packets
 /// and loopback delivery), the counters.  A QP holds it; the device's QP
@@ -91,16 +105,9 @@ pub(crate) struct DevCore {
     /// Shared receive queues by number (QPs hold theirs directly).
     #[pin]
     pub(crate) srqs: SrqTable,
-    /// Multicast groups and their QPs.
+    /// Multicast groups and their QPs (looked up by the receive path).
     #[pin]
     pub(crate) mcast: McastTable,
-    /// Datagrams to multicast groups, from the receive path, for the
-    /// device's multicast work (`engine::multicast`), which hands each to
-    /// the group's QPs in process context.
-    #[pin]
-    pub(crate) mcast_rx: SkbQueue,
-    #[pin]
-    pub(crate) mcast_work: Work<DevCore>,
     /// Serial number of the next QP ([`QpIdent`]).
     qp_serial: Atomic<u64>,
     pub(crate) stats: Stats,
@@ -118,8 +125,6 @@ impl DevCore {
                 ahs <- RcuTable::new(),
                 srqs <- RcuTable::new(),
                 mcast <- McastTable::new(),
-                mcast_rx <- SkbQueue::new(RX_QUEUE_LIMIT),
-                mcast_work <- new_work!("DevCore::mcast_work"),
                 qp_serial: Atomic::new(0),
                 stats: Stats::new(),
             }),
@@ -149,6 +154,9 @@ pub(crate) struct Qp {
     state: Atomic<u32>,
     /// Destroyed: the tasks do nothing any more.
     dead: Atomic<bool>,
+    /// The path MTU in bytes, for the receive path's length check (the
+    /// two sides get it with their parameters; see [`Qp::set_pmtu`]).
+    pmtu: Atomic<u32>,
     pub(crate) path: PathCell,
     /// The alternate path, if loaded (`qp/migration.rs`).
     pub(crate) alt_path: PathCell,
@@ -188,10 +196,6 @@ pub(crate) struct Qp {
 pub(crate) struct KernelRings {
     pub(crate) sq: Option<Arc<Queue>>,
     pub(crate) rq: Option<Arc<Queue>>,
-}
-
-impl_has_work! {
-    impl HasWork<Self, 0> for DevCore { self.mcast_work }
 }
 
 impl_has_work! {
@@ -259,6 +263,7 @@ impl Qp {
                 events,
                 state: Atomic::new(QpState::Reset.raw()),
                 dead: Atomic::new(false),
+                pmtu: Atomic::new(256),
                 path: PathCell::new(),
                 alt_path: PathCell::new(),
                 mig: Atomic::new(migration::MIGRATED),
@@ -266,8 +271,8 @@ impl Qp {
                 attrs <- new_mutex!(QpAttr::default()),
                 send <- new_mutex!(send),
                 recv <- new_mutex!(recv),
-                rx_requests <- SkbQueue::new(RX_QUEUE_LIMIT),
-                rx_responses <- SkbQueue::new(RX_QUEUE_LIMIT),
+                rx_requests <- SkbQueue::new(RX_QUEUE_LIMIT, RX_QUEUE_BYTES),
+                rx_responses <- SkbQueue::new(RX_QUEUE_LIMIT, RX_QUEUE_BYTES),
                 send_task <- new_work!("rrxe::send_task"),
                 recv_task <- new_work!("rrxe::recv_task"),
                 timer <- HrTimer::new(),
@@ -303,6 +308,18 @@ impl Qp {
     /// RESET (IBTA C10-97.2.1, as C rxe's `post_recv`).
     pub(crate) fn takes_recvs(&self) -> bool {
         !self.is_dead() && self.state() != QpState::Reset
+    }
+
+    /// The path MTU, in bytes: the most payload a packet to or from this
+    /// QP carries.  Any context.
+    pub(crate) fn pmtu(&self) -> u32 {
+        self.pmtu.load(Relaxed)
+    }
+
+    /// Records the path MTU (`modify_qp`, which gives the send and
+    /// receive sides the same value).
+    pub(crate) fn set_pmtu(&self, bytes: u32) {
+        self.pmtu.store(bytes, Relaxed);
     }
 
     /// Whether `destroy_qp` ran.

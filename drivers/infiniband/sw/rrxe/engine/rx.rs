@@ -7,12 +7,17 @@
 //! left in place), the ICRC over the whole packet (read in place, also
 //! from fragments), the header fields, the destination QP (an RCU lookup),
 //! that the packet comes from the QP's peer and is addressed to us (C
-//! rxe's `check_addr()`, for RC and UC), the QP type and state, the P_Key.
-//! A packet that passes is appended to the QP's bounded queue for the
-//! task that handles it (requests: the receive task; acknowledgements: the
-//! send task), which is scheduled.  Everything else, and whatever does
-//! not fit a queue, is dropped and counted (`rcv_dropped`).  Nothing is
-//! allocated here and no lock is taken but the queue's.
+//! rxe's `check_addr()`, for RC and UC), the QP type and state, the P_Key,
+//! the payload length against the QP's path MTU (a datagram's against the
+//! largest MTU: nothing longer is ever queued).  A packet that passes is
+//! appended to the QP's queue for the task that handles it (requests: the
+//! receive task; acknowledgements: the send task), bounded in packets and
+//! in bytes, and the task is scheduled; a datagram to a multicast group
+//! goes to its members' queues (`engine::multicast`).  Everything else,
+//! and whatever does not fit a queue, is dropped and counted
+//! (`rcv_dropped`).  Nothing is allocated here but the clones of a
+//! multicast datagram, and no lock is taken but the queues' and the
+//! multicast groups'.
 
 use kernel::sync::Arc;
 
@@ -23,7 +28,7 @@ use crate::proto::icrc::{icrc_verify_mode, IcrcHasher, IcrcMode, ICRC_LEN};
 use crate::proto::ip::{IpVersion, RoceLayout};
 use crate::proto::opcode::{RC_FLUSH, UD_SEND_ONLY, UD_SEND_ONLY_WITH_IMMEDIATE};
 use crate::proto::qp_state::QpState;
-use crate::proto::validate::{check_header, check_pkey, check_type_state};
+use crate::proto::validate::{check_header, check_payload_fits, check_pkey, check_type_state};
 use crate::proto::Packet;
 use crate::qp::{DevCore, Qp};
 use crate::stats::Counter;
@@ -31,6 +36,10 @@ use crate::stats::Counter;
 /// Header bytes made linear: IPv6 (40) + UDP (8) + BTH (12) + the longest
 /// extension headers (28: AtomicETH) fit.
 const MAX_HEADERS: usize = 40 + 8 + BTH_LEN + 28;
+
+/// The most payload a datagram may carry: it has no path MTU, and IBTA's
+/// largest MTU is 4096 bytes (what any sender's port MTU is at most).
+const MAX_DATAGRAM_PAYLOAD: u32 = 4096;
 
 /// A queued packet being handled: the skb (data from the IP header, headers
 /// linear) and where its BTH starts.
@@ -142,7 +151,8 @@ enum Target {
 }
 
 /// The checks of a datagram to the multicast QPN: a UD SEND with a good
-/// P_Key and ICRC (the group's QPs check the rest when it reaches them).
+/// P_Key, length and ICRC (the group's QPs check the rest when it reaches
+/// them).
 fn check_multicast(
     pkt: &Packet<'_>,
     skb: &SkBuff,
@@ -152,6 +162,7 @@ fn check_multicast(
         return Err(Dropped);
     }
     check_pkey(pkt, BTH_DEF_PKEY).map_err(|_| Dropped)?;
+    check_payload_fits(pkt, MAX_DATAGRAM_PAYLOAD).map_err(|_| Dropped)?;
     if !icrc_ok(skb, lay) {
         return Err(Dropped);
     }
@@ -196,6 +207,15 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
             return Err(Dropped);
         }
     }
+    // Nothing longer than the path MTU is queued: a reassembled 64 KiB
+    // datagram would hold the memory of dozens of real packets.  (C rxe
+    // checks RC and UC requests in its responder, and NAKs them there.)
+    let limit = if qp.is_datagram() {
+        MAX_DATAGRAM_PAYLOAD
+    } else {
+        qp.pmtu()
+    };
+    check_payload_fits(&pkt, limit).map_err(|_| Dropped)?;
     // Last: the most expensive check, on packets that passed all others.
     if !icrc_ok(skb, &lay) && !(pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb)) {
         return Err(Dropped);
@@ -206,25 +226,21 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
 /// Handles a received skb for device `dev`; its data starts at the IP
 /// header.  Any context; never sleeps.
 pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
-    let (qp, request) = match check(dev, &mut skb) {
-        Ok(Target::Qp(qp, request)) => (qp, request),
-        Ok(Target::Multicast) => {
-            match dev.mcast_rx.push(skb) {
-                Ok(queued) => dev.stats.raise_to(Counter::RcvQueuePeakBytes, queued as u64),
-                Err(skb) => {
-                    drop(skb);
-                    dev.stats.inc(Counter::RcvDropped);
-                    return;
-                }
-            }
-            super::schedule_multicast(dev);
-            return;
-        }
+    match check(dev, &mut skb) {
+        Ok(Target::Qp(qp, request)) => enqueue(&qp, skb, request),
+        Ok(Target::Multicast) => super::multicast::deliver(dev, skb),
         Err(Dropped) => {
+            drop(skb);
             dev.stats.inc(Counter::RcvDropped);
-            return;
         }
-    };
+    }
+}
+
+/// Appends `skb`, a packet that passed the checks, to `qp`'s queue of
+/// requests (for the receive task) or of acknowledgements (for the send
+/// task), and schedules that task; a packet the queue has no room for is
+/// dropped and counted.
+pub(super) fn enqueue(qp: &Arc<Qp>, skb: SkBuff, request: bool) {
     let queue = if request {
         &qp.rx_requests
     } else {
@@ -232,7 +248,10 @@ pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
     };
     let len = skb.len() as u64;
     match queue.push(skb) {
-        Ok(queued) => qp.dev.stats.raise_to(Counter::RcvQueuePeakBytes, queued as u64),
+        Ok(queued) => qp
+            .dev
+            .stats
+            .raise_to(Counter::RcvQueuePeakBytes, queued as u64),
         Err(skb) => {
             drop(skb);
             qp.count(Counter::RcvDropped);
@@ -246,8 +265,8 @@ pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
         qp.count(Counter::AckDeferred);
     }
     if request {
-        super::schedule_recv(&qp);
+        super::schedule_recv(qp);
     } else {
-        super::schedule_send(&qp);
+        super::schedule_send(qp);
     }
 }

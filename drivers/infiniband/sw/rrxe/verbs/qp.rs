@@ -350,6 +350,7 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
         }
     }
     qp.recv.lock().apply(&a, mask, pmtu, to_reset);
+    qp.set_pmtu(pmtu);
     qp.set_state(next);
     drop(a);
     match next {

@@ -4,9 +4,12 @@
 //! taken with interrupts disabled), filled in softirq context and drained
 //! in process context.  The bound is checked before every append, so
 //! whatever arrives from the network, the queue holds at most `limit`
-//! packets; what does not fit is handed back to the caller to drop and
-//! count.  The queue also keeps the sum of its skbs' `truesize` (the
-//! memory they hold), charged on append and released on removal.
+//! packets and at most `byte_limit` bytes of memory (the sum of its skbs'
+//! `truesize`: one reassembled 64 KiB datagram holds as much as dozens of
+//! ordinary packets); what does not fit is handed back to the caller to
+//! drop and count.  The bytes are charged before the append (an atomic
+//! add, taken back if it went past the limit) and released on removal,
+//! so the byte bound holds exactly, whatever the number of producers.
 
 use kernel::{
     bindings,
@@ -28,7 +31,9 @@ pub(crate) struct SkbQueue {
     #[pin]
     head: Opaque<bindings::sk_buff_head>,
     limit: u32,
-    /// The `truesize` of the queued skbs, summed.
+    byte_limit: usize,
+    /// The `truesize` of the queued skbs, summed (and of skbs being
+    /// appended).
     bytes: Atomic<usize>,
 }
 
@@ -39,13 +44,14 @@ unsafe impl Send for SkbQueue {}
 unsafe impl Sync for SkbQueue {}
 
 impl SkbQueue {
-    /// An empty queue holding at most `limit` skbs.
-    pub(crate) fn new(limit: u32) -> impl PinInit<Self> {
+    /// An empty queue holding at most `limit` skbs and `byte_limit` bytes.
+    pub(crate) fn new(limit: u32, byte_limit: usize) -> impl PinInit<Self> {
         pin_init!(Self {
             // SAFETY: `h` is valid memory for an `sk_buff_head`.
             // INVARIANT: initialised here, empty.
             head <- Opaque::ffi_init(|h| unsafe { bindings::skb_queue_head_init(h) }),
             limit,
+            byte_limit,
             bytes: Atomic::new(0),
         })
     }
@@ -65,14 +71,18 @@ impl SkbQueue {
     /// Appends `skb`, or gives it back if the queue is full; on success,
     /// the bytes queued with it ([`Self::bytes`]).  Any context.
     pub(crate) fn push(&self, skb: SkBuff) -> core::result::Result<usize, SkBuff> {
-        // The check and the append are not one atomic step: concurrent
-        // producers (one per CPU at most, in softirq) may overshoot the
-        // limit by their number, which keeps the queue bounded.
+        // The count check and the append are not one atomic step:
+        // concurrent producers (one per CPU at most, in softirq) may
+        // overshoot the count by their number, which keeps it bounded.
         if self.len() >= self.limit {
             return Err(skb);
         }
         let size = skb.truesize();
-        let queued = self.bytes.fetch_add(size, Relaxed) + size;
+        let queued = self.bytes.fetch_add(size, Relaxed).saturating_add(size);
+        if queued > self.byte_limit {
+            self.bytes.fetch_sub(size, Relaxed);
+            return Err(skb);
+        }
         // SAFETY: Valid head; the queue takes over our reference.
         unsafe { bindings::skb_queue_tail(self.head.get(), skb.into_raw()) };
         Ok(queued)
@@ -121,7 +131,7 @@ mod tests {
 
     #[test]
     fn holds_at_most_its_limit_in_order() -> Result {
-        let q = KBox::pin_init(SkbQueue::new(3), GFP_KERNEL)?;
+        let q = KBox::pin_init(SkbQueue::new(3, usize::MAX), GFP_KERNEL)?;
         let mut refused = 0;
         let mut charged = 0;
         for tag in 0..5u8 {
@@ -145,6 +155,34 @@ mod tests {
         assert_eq!(q.len(), 0);
         assert_eq!(q.bytes(), 0);
         assert!(q.pop().is_none());
+        Ok(())
+    }
+
+    /// Big skbs (a reassembled datagram's worth each) are refused once
+    /// their memory would pass the byte bound, long before the count
+    /// bound; what is removed makes room again.
+    #[test]
+    fn holds_at_most_its_byte_limit() -> Result {
+        let big = || SkBuff::alloc(0, 60 * 1024);
+        let size = big()?.truesize();
+        let limit = 3 * size + size / 2;
+        let q = KBox::pin_init(SkbQueue::new(1024, limit), GFP_KERNEL)?;
+        let mut taken = 0;
+        for _ in 0..10 {
+            if q.push(big()?).is_ok() {
+                taken += 1;
+            }
+            assert!(q.bytes() <= limit);
+        }
+        assert_eq!(taken, 3);
+        assert_eq!(q.len(), 3);
+        // A small skb still fits; a removal makes room again.
+        assert!(q.push(skb(1)?).is_ok());
+        drop(q.pop());
+        assert!(q.push(big()?).is_ok());
+        assert!(q.push(big()?).is_err());
+        assert_eq!(q.purge(), 4);
+        assert_eq!(q.bytes(), 0);
         Ok(())
     }
 }

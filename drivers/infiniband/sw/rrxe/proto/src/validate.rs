@@ -386,6 +386,17 @@ pub fn check_length(pkt: &Packet<'_>, qp_type: QpType, pmtu: u32) -> Result<(), 
     Ok(())
 }
 
+/// The receive path's length check, made before a packet is queued: its
+/// payload is at most `limit` bytes (a connected QP's path MTU; for a
+/// datagram, which has none, the largest MTU).  [`check_length`] checks
+/// the exact rules later, in the responder.
+pub fn check_payload_fits(pkt: &Packet<'_>, limit: u32) -> Result<(), ValidateError> {
+    if pkt.payload_len() > usize::try_from(limit).unwrap_or(usize::MAX) {
+        return Err(ValidateError::Length);
+    }
+    Ok(())
+}
+
 /// Runs every check in C's order.  Requests get the PSN check (when
 /// `ctx.expected_psn` is set), and unless they are duplicates, the
 /// sequence and access checks; duplicates return early with

@@ -15,8 +15,8 @@ use rrxe_proto::opcode::*;
 use rrxe_proto::qp_state::{QpState, QpType};
 use rrxe_proto::reth::Reth;
 use rrxe_proto::validate::{
-    access, check_length, check_op_seq, validate, Disposition, PsnClass, RecvContext,
-    ValidateError as E,
+    access, check_length, check_op_seq, check_payload_fits, validate, Disposition, PsnClass,
+    RecvContext, ValidateError as E,
 };
 use rrxe_proto::{Packet, Psn};
 
@@ -372,6 +372,37 @@ fn lengths() {
     let ud_big = roce(&bth(UD_SEND_ONLY), &ud(0x1234), &[0; 2000]);
     assert_eq!(
         check_length(&Packet::parse(&ud_big).unwrap(), QpType::Ud, 256),
+        Ok(())
+    );
+}
+
+/// The receive path's bound, checked before queueing: payload up to the
+/// limit, whatever the opcode (the exact PMTU rules come later).
+#[test]
+fn payload_fits_the_receive_path_limit() {
+    let fits = |op, ext: &ExtHeaders, n: usize, limit| {
+        check_payload_fits(
+            &Packet::parse(&roce(&bth(op), ext, &vec![0; n])).unwrap(),
+            limit,
+        )
+    };
+    assert_eq!(fits(RC_SEND_ONLY, &none(), 1024, 1024), Ok(()));
+    assert_eq!(fits(RC_SEND_ONLY, &none(), 1025, 1024), Err(E::Length));
+    assert_eq!(fits(RC_RDMA_WRITE_FIRST, &reth(8192), 1024, 1024), Ok(()));
+    assert_eq!(fits(RC_SEND_MIDDLE, &none(), 4096, 1024), Err(E::Length));
+    assert_eq!(fits(UD_SEND_ONLY, &ud(1), 4096, 4096), Ok(()));
+    assert_eq!(fits(UD_SEND_ONLY, &ud(1), 4097, 4096), Err(E::Length));
+    assert_eq!(fits(UD_SEND_ONLY, &ud(1), 60000, 4096), Err(E::Length));
+    assert_eq!(
+        fits(
+            RC_ACKNOWLEDGE,
+            &ExtHeaders {
+                aeth: Some(Aeth::new(0, 0)),
+                ..none()
+            },
+            0,
+            256
+        ),
         Ok(())
     );
 }
