@@ -11,6 +11,8 @@
 //!     forge: --target TYPE:QPN:PSN,... --forged-src IP,... [--rkey K]
 //!            [--va V] [--len N] [--pmtu N] [--repeat N] [--allow-valid 1]
 //!     sequence: --target TYPE:QPN:PSN --ops OP,... [--rkey K] [--va V]
+//!     datagram: --qpn N --count N [--qkey K] [--len N|max] [--dst IP]
+//!               [--frame-mtu N]
 //!
 //! `--local` is the attacked device's address (every packet's
 //! destination), `--peer` the address its live QPs talk to; `--live`
@@ -44,6 +46,7 @@
 //! known_invalid (reach rrxe and were made invalid on purpose), then
 //! per-reason and per-mutation counts.
 
+mod datagram;
 mod flood;
 mod model;
 mod wire;
@@ -81,6 +84,7 @@ pub struct Summary {
     pub resp_drop: u64,
     pub other: u64,
     pub known_invalid: u64,
+    pub frames: u64,
     pub reasons: BTreeMap<&'static str, u64>,
     pub mutations: BTreeMap<&'static str, u64>,
 }
@@ -121,6 +125,7 @@ impl Summary {
             ("resp_drop", self.resp_drop),
             ("other", self.other),
             ("known_invalid", self.known_invalid),
+            ("frames", self.frames),
         ];
         for (k, v) in fields {
             writeln!(w, "{k}={v}")?;
@@ -215,7 +220,7 @@ fn main() {
     match mode.as_str() {
         "flood" => {
             let local6 = args.get("local6").map(|a| parse_ip6(a).unwrap_or_else(|| die("bad --local6")));
-            let t = Target { local, peer, local6, live: parse_qps(&opt("live", "")) };
+            let t = Target { local, peer, local6, live: parse_qps(&opt("live", "")), pmtu: pmtu as u32 };
             let mut templates = Vec::new();
             if let Some(dir) = args.get("captures") {
                 let mut paths: Vec<_> = std::fs::read_dir(dir)
@@ -240,7 +245,7 @@ fn main() {
         }
         "forge" => {
             let targets = parse_qps(&get("target"));
-            let t = Target { local, peer, local6: None, live: targets.clone() };
+            let t = Target { local, peer, local6: None, live: targets.clone(), pmtu: pmtu as u32 };
             let srcs: Vec<[u8; 4]> = get("forged-src")
                 .split(',')
                 .map(|a| parse_ip(a).unwrap_or_else(|| die(&format!("bad address {a}"))))
@@ -316,7 +321,31 @@ fn main() {
                 pcap.frame(&dst_mac, &src_mac, 0x0800, &l3).unwrap_or_else(|e| die(&e.to_string()));
             }
         }
-        m => die(&format!("unknown --mode {m} (flood, forge or sequence)")),
+        "datagram" => {
+            let len = match opt("len", "64").as_str() {
+                "max" => datagram::Datagram::max_len(),
+                l => num(l) as usize,
+            };
+            if len > datagram::Datagram::max_len() {
+                die(&format!("--len {len}: at most {} fits an IPv4 datagram", datagram::Datagram::max_len()));
+            }
+            let d = datagram::Datagram {
+                src: peer,
+                dst: parse_ip(&opt("dst", &get("local"))).unwrap_or_else(|| die("bad --dst")),
+                qpn: num(&get("qpn")) as u32 & 0xff_ffff,
+                qkey: num(&opt("qkey", "0")) as u32,
+                len,
+                frame_mtu: num(&opt("frame-mtu", "1500")).clamp(68, 65535) as usize,
+            };
+            for seq in 0..num(&get("count")) {
+                s.total += 1;
+                for l3 in d.packets(seq as u32, &mut r) {
+                    s.frames += 1;
+                    pcap.frame(&dst_mac, &src_mac, 0x0800, &l3).unwrap_or_else(|e| die(&e.to_string()));
+                }
+            }
+        }
+        m => die(&format!("unknown --mode {m} (flood, forge, sequence or datagram)")),
     }
     pcap.finish().unwrap_or_else(|e| die(&e.to_string()));
     eprintln!("roce-flood: {} packets in {:.2} s", s.total, t0.elapsed().as_secs_f64());

@@ -8,7 +8,7 @@
 //! trims to the IP total length, UDP to its length).  [`rrxe`]: the
 //! receive checks of `engine/rx.rs`, in their order (framing and header,
 //! destination QP, QP type and state, P_Key, source/destination address,
-//! ICRC), then what the responder and completer do with the packets that
+//! payload length against the path MTU, ICRC), then what the responder and completer do with the packets that
 //! pass: an RC request with a PSN far behind the expected one is a
 //! duplicate, far ahead it is out of sequence; an acknowledgement of a PSN
 //! far from anything in flight, or a response rrxe never asked for, is
@@ -23,7 +23,7 @@ use rrxe_proto::icrc::icrc_verify;
 use rrxe_proto::opcode::RC_ACKNOWLEDGE;
 use rrxe_proto::psn::psn_compare;
 use rrxe_proto::qp_state::{QpState, QpType};
-use rrxe_proto::validate::{check_header, check_keys, check_type_state};
+use rrxe_proto::validate::{check_header, check_keys, check_payload_fits, check_type_state};
 use rrxe_proto::Packet;
 
 use crate::wire::{inet_sum, TableCrc};
@@ -46,6 +46,8 @@ pub struct Target {
     /// packets are wanted; the live QPs' paths are IPv4.
     pub local6: Option<[u8; 16]>,
     pub live: Vec<LiveQp>,
+    /// The live QPs' path MTU (bytes).
+    pub pmtu: u32,
 }
 
 impl Target {
@@ -247,6 +249,9 @@ pub fn rrxe(l3: &[u8], t: &Target) -> Fate {
     if l3[0] >> 4 != 4 || l3[12..16] != t.peer || l3[16..20] != t.local {
         return Foreign;
     }
+    if check_payload_fits(&pkt, t.pmtu).is_err() {
+        return CheckDrop("longer than the path MTU");
+    }
     if icrc_verify::<TableCrc>(l3).is_err() {
         return CheckDrop("icrc");
     }
@@ -283,6 +288,7 @@ mod tests {
             peer: [10, 77, 0, 2],
             local6: Some([0xfe, 0x80, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0xff, 0xfe, 0, 0, 1]),
             live: vec![LiveQp { qpn: 16, ty: QpType::Rc, psn: 100 }, LiveQp { qpn: 17, ty: QpType::Uc, psn: 5 }],
+            pmtu: 1024,
         }
     }
 

@@ -10,8 +10,6 @@ datagram to a group with no receiver on a device is dropped there.  The
 scenario joins the groups at the IP level in both namespaces first
 (IGMP/MLD membership is what rdma_cm adds; ibv_attach_mcast does not).
 usage: mcast_test.py DEV_S GIDX4_S GIDX6_S DEV_R"""
-import ctypes
-import struct
 import sys
 import time
 
@@ -23,9 +21,8 @@ from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from rrxe_ksft.cstruct import find_struct
 from rrxe_ksft.data import ramp
-from rrxe_ksft.verbs import make_ah, poll, ud_qp
+from rrxe_ksft.verbs import attach_mcast as mcast, make_ah, poll, ud_qp
 
 QKEY = 0x0bad0
 MCAST_QPN = 0xffffff
@@ -74,34 +71,6 @@ class Receiver:
         time.sleep(0.3)
         cnt, _ = self.cq.poll(num_entries=1)
         assert cnt == 0, f"{self.name}: {what}: got a completion"
-
-
-def qp_ptr(qp):
-    """The `struct ibv_qp *` inside pyverbs QP `qp`: pyverbs 44 has no
-    attach_mcast and does not expose the pointer, so the object's fields
-    are scanned for a readable pointer to a struct whose qp_num (offset
-    52) and qp_type (offset 60) match.  Test-only."""
-
-    def match(p):
-        qpn, = struct.unpack("<I", ctypes.string_at(p + 52, 4))
-        typ, = struct.unpack("<I", ctypes.string_at(p + 60, 4))
-        return qpn == qp.qp_num and typ == e.IBV_QPT_UD
-
-    p = find_struct(qp, 72, match)
-    assert p, "struct ibv_qp not found in the pyverbs QP"
-    return p
-
-
-VERBS = ctypes.CDLL("libibverbs.so.1")
-VERBS.ibv_attach_mcast.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint16]
-VERBS.ibv_detach_mcast.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint16]
-
-
-def mcast(qp, mgid, attach=True):
-    raw = bytes.fromhex(mgid.replace(":", ""))
-    f = VERBS.ibv_attach_mcast if attach else VERBS.ibv_detach_mcast
-    rc = f(qp_ptr(qp), raw, 0)
-    assert rc == 0, f"ibv_{'attach' if attach else 'detach'}_mcast: {rc}"
 
 
 def payload(seq):

@@ -3,7 +3,9 @@ with /usr/bin/python3, whose pyverbs is Debian's): devices, QPs created
 and connected, work requests, polling with a deadline, completion
 checks."""
 import collections
+import ctypes
 import errno
+import struct
 import time
 
 import pyverbs.enums as e
@@ -14,6 +16,8 @@ from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.wr import SendWR
+
+from rrxe_ksft.cstruct import find_struct
 
 MTUS = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024, 2048: e.IBV_MTU_2048,
         4096: e.IBV_MTU_4096}
@@ -277,3 +281,37 @@ def refused(what, fn, errno_name=False):
             print(f"ok: {what} refused: {err}")
     else:
         raise AssertionError(f"{what} accepted")
+
+
+def qp_ptr(qp):
+    """The `struct ibv_qp *` inside pyverbs UD QP `qp`: pyverbs 44 has no
+    attach_mcast and does not expose the pointer, so the object's fields
+    are scanned for a readable pointer to a struct whose qp_num (offset
+    52) and qp_type (offset 60) match.  Test-only."""
+
+    def match(p):
+        qpn, = struct.unpack("<I", ctypes.string_at(p + 52, 4))
+        typ, = struct.unpack("<I", ctypes.string_at(p + 60, 4))
+        return qpn == qp.qp_num and typ == e.IBV_QPT_UD
+
+    p = find_struct(qp, 72, match)
+    assert p, "struct ibv_qp not found in the pyverbs QP"
+    return p
+
+
+_VERBS = None
+
+
+def attach_mcast(qp, mgid, attach=True):
+    """ibv_attach_mcast (or, `attach` false, ibv_detach_mcast) of UD QP
+    `qp` to the group of GID `mgid` ("xxxx:xxxx:..."), which must
+    succeed."""
+    global _VERBS
+    if _VERBS is None:
+        _VERBS = ctypes.CDLL("libibverbs.so.1")
+        for f in (_VERBS.ibv_attach_mcast, _VERBS.ibv_detach_mcast):
+            f.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint16]
+    raw = bytes.fromhex(mgid.replace(":", ""))
+    f = _VERBS.ibv_attach_mcast if attach else _VERBS.ibv_detach_mcast
+    rc = f(qp_ptr(qp), raw, 0)
+    assert rc == 0, f"ibv_{'attach' if attach else 'detach'}_mcast: {rc}"
