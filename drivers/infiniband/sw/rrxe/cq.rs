@@ -167,6 +167,14 @@ pub(crate) fn create(
 /// mapping goes; librxe maps the new one from the response, holding its CQ
 /// lock meanwhile, so it does not poll during the call).  `EINVAL` if they
 /// do not fit.
+///
+/// The new ring is allocated and the response copied to user space
+/// before the ring lock is taken: the engine takes that lock for every
+/// completion, and a copy to user memory may wait as long as the user
+/// likes (a page fault userfaultfd or a FUSE file never resolves).  If the
+/// completions then do not fit, the call fails and the response written
+/// names a ring that is already gone (librxe ignores it on failure), as on
+/// C rxe, which copies before it locks too.
 pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Result<u32> {
     let Some(mut user) = user else {
         return Err(crate::kapi::eopnotsupp());
@@ -179,6 +187,9 @@ pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Res
             cqe
         );
     })?;
+    let new = Queue::new(&user.ctx, geo)?;
+    // struct rxe_resize_cq_resp { struct mminfo mi; }
+    user.udata.respond(&new.mminfo())?;
     let mut ring = cq.shared.ring.lock();
     let old = ring.queue.as_ref().ok_or(EINVAL)?;
     let consumer = old.user_consumer()?;
@@ -192,7 +203,6 @@ pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Res
         );
         return Err(EINVAL);
     }
-    let new = Queue::new(&user.ctx, geo)?;
     let mut slot = [0u8; CQE_SIZE];
     for i in 0..pending {
         old.read_slot(consumer.wrapping_add(i), &mut slot)?;
@@ -200,10 +210,11 @@ pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Res
     }
     new.publish_consumer(0)?;
     new.publish_producer(pending)?;
-    // struct rxe_resize_cq_resp { struct mminfo mi; }
-    user.udata.respond(&new.mminfo())?;
-    ring.queue = Some(new);
+    let old = ring.queue.replace(new);
     ring.producer = pending;
+    drop(ring);
+    // The old ring's mmap entry goes outside the lock as well.
+    drop(old);
     Ok(geo.capacity())
 }
 

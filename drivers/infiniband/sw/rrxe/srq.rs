@@ -17,7 +17,9 @@
 //! posted and not yet taken, in order; its mmap info goes where librxe's
 //! `struct rxe_modify_srq_cmd` points (C rxe's uABI: not in the response),
 //! and librxe maps it while it holds its SRQ lock.  Fewer entries than
-//! those WQEs, or than an armed limit, is `EINVAL`.
+//! those WQEs, or than an armed limit, is `EINVAL`.  The new ring is made
+//! and its mmap info written before the SRQ's lock is taken: nothing
+//! touches user memory under a lock the engine takes.
 //!
 //! A kernel consumer's SRQ (nvmet-rdma with `use_srq`, for instance) has
 //! a kernel-only ring in the same layout.  Its `post_srq_recv` writes
@@ -85,6 +87,11 @@ pub(crate) struct RrxeSrq {
     num: u32,
 }
 
+/// The size of a receive WQE with `max_sge` SGEs.
+fn wqe_size(max_sge: u32) -> u32 {
+    size_of::<bindings::rxe_recv_wqe>() as u32 + max_sge * SGE_SIZE
+}
+
 fn bad(what: &str, v: u32) -> Error {
     rrxe_ratelimited!(pr_warn, "rrxe: SRQ: bad {} {}\n", what, v);
     EINVAL
@@ -103,8 +110,7 @@ pub(crate) fn create(
     if max_sge > param::MAX_SRQ_SGE as u32 {
         return Err(bad("max_sge", attr.max_sge));
     }
-    let elem = size_of::<bindings::rxe_recv_wqe>() as u32 + max_sge * SGE_SIZE;
-    let geo = Geometry::new(attr.max_wr, elem, param::MAX_SRQ_WR as u32)
+    let geo = Geometry::new(attr.max_wr, wqe_size(max_sge), param::MAX_SRQ_WR as u32)
         .map_err(|_| bad("max_wr", attr.max_wr))?;
     if attr.srq_limit > geo.capacity() {
         return Err(bad("srq_limit", attr.srq_limit));
@@ -154,36 +160,38 @@ pub(crate) fn create(
 }
 
 impl RrxeSrq {
-    /// `modify_srq`: resizes and/or arms the limit.
+    /// `modify_srq`: resizes and/or arms the limit.  A resize makes its
+    /// new ring (and, for a user SRQ, reads the request and writes the
+    /// mmap info to user memory) before it takes the SRQ's lock, which
+    /// the engine takes for every receive (`take`): a copy from or to
+    /// user memory may wait as long as the user likes (a page fault that
+    /// userfaultfd or a FUSE file never resolves), and must not hold up
+    /// the QPs attached to the SRQ meanwhile.
     pub(crate) fn modify(&self, attr: &SrqAttr, mask: u32, user: Option<UserCaller<'_>>) -> Result {
         if mask & !(MODIFY_MAX_WR | MODIFY_LIMIT) != 0 {
             return Err(bad("attribute mask", mask));
         }
         let s = &self.shared;
+        let limit = (mask & MODIFY_LIMIT != 0).then_some(attr.srq_limit);
+        let new = if mask & MODIFY_MAX_WR != 0 {
+            Some(s.new_ring(attr.max_wr, limit, user)?)
+        } else {
+            None
+        };
         let mut g = s.inner.lock();
-        if mask & MODIFY_MAX_WR != 0 {
-            let limit = if mask & MODIFY_LIMIT != 0 {
-                attr.srq_limit
-            } else {
-                g.limit
-            };
-            match user {
-                Some(mut user) => {
-                    // struct rxe_modify_srq_cmd { __aligned_u64 mmap_info_addr; }
-                    let mut cmd = [0u8; 8];
-                    user.udata.read_input(&mut cmd)?;
-                    let mi_addr = u64::from_ne_bytes(cmd);
-                    s.resize(&mut g, attr.max_wr, limit, Some((&user, mi_addr)))?;
-                }
-                None => s.resize(&mut g, attr.max_wr, limit, None)?,
+        let old = match new {
+            Some(new) => Some(s.install(&mut g, new, limit)?),
+            None => None,
+        };
+        if let Some(limit) = limit {
+            if limit > g.capacity {
+                return Err(bad("srq_limit", limit));
             }
+            g.limit = limit;
         }
-        if mask & MODIFY_LIMIT != 0 {
-            if attr.srq_limit > g.capacity {
-                return Err(bad("srq_limit", attr.srq_limit));
-            }
-            g.limit = attr.srq_limit;
-        }
+        drop(g);
+        // The old ring's mmap entry goes outside the lock as well.
+        drop(old);
         Ok(())
     }
 
@@ -203,7 +211,8 @@ impl RrxeSrq {
     pub(crate) fn destroy(self, table: &SrqTable) {
         let kring = self.shared.kpost.lock().take();
         drop(kring);
-        drop(self.shared.inner.lock().queue.take());
+        let q = self.shared.inner.lock().queue.take();
+        drop(q);
         drop(table.remove(self.num, &self.shared));
     }
 }
@@ -227,44 +236,65 @@ fn move_pending(old: &Queue, consumer: u32, new: &Queue) -> Result {
 }
 
 impl SrqShared {
-    /// Replaces the ring with one of at least `max_wr` WQEs holding those
-    /// not yet taken.  A user SRQ's new ring is mapped by the caller, its
-    /// mmap info written to user address `mi_addr`; a kernel SRQ's (no
-    /// `user`) is kernel-only, and its WQEs move with `post_srq_recv`
-    /// held off.
-    fn resize(
+    /// A ring for a resize to `max_wr` WQEs (`limit`, if one is being
+    /// armed, must fit in it), made without the SRQ's lock.  A user SRQ's
+    /// is mapped by the caller, and its mmap info written to the user
+    /// address `struct rxe_modify_srq_cmd` names (C rxe's uABI: not in
+    /// the response); a kernel SRQ's (no `user`) is kernel-only.
+    fn new_ring(
         &self,
-        g: &mut SrqInner,
         max_wr: u32,
-        limit: u32,
-        user: Option<(&UserCaller<'_>, u64)>,
-    ) -> Result {
-        let old = g.queue.clone().ok_or(EINVAL)?;
-        let elem = size_of::<bindings::rxe_recv_wqe>() as u32 + self.max_sge * SGE_SIZE;
-        let geo = Geometry::new(max_wr, elem, param::MAX_SRQ_WR as u32)
+        limit: Option<u32>,
+        user: Option<UserCaller<'_>>,
+    ) -> Result<Arc<Queue>> {
+        let geo = Geometry::new(max_wr, wqe_size(self.max_sge), param::MAX_SRQ_WR as u32)
             .map_err(|_| bad("max_wr", max_wr))?;
-        if limit > geo.capacity() {
+        if let Some(limit) = limit.filter(|&l| l > geo.capacity()) {
             return Err(bad("srq_limit", limit));
         }
         let new = match user {
-            Some((u, _)) => Queue::new(&u.ctx, geo)?,
-            None if old.is_kernel() => Queue::new_kernel(geo)?,
-            None => return Err(EINVAL),
+            Some(mut user) => {
+                // struct rxe_modify_srq_cmd { __aligned_u64 mmap_info_addr; }
+                let mut cmd = [0u8; 8];
+                user.udata.read_input(&mut cmd)?;
+                let mi_addr = u64::from_ne_bytes(cmd);
+                let new = Queue::new(&user.ctx, geo)?;
+                let mut w = UserSlice::new(UserPtr::from_addr(mi_addr as usize), 16).writer();
+                w.write_slice(&new.mminfo())?;
+                new
+            }
+            None => Queue::new_kernel(geo)?,
         };
-        let new = Arc::new(new, GFP_KERNEL)?;
-        if let Some((_, mi_addr)) = user {
-            move_pending(&old, g.consumer, &new)?;
-            let mut w = UserSlice::new(UserPtr::from_addr(mi_addr as usize), 16).writer();
-            w.write_slice(&new.mminfo())?;
-        } else {
+        Ok(Arc::new(new, GFP_KERNEL)?)
+    }
+
+    /// Replaces the ring with `new` (from [`Self::new_ring`]), which takes
+    /// the WQEs not yet taken; `EINVAL` if they, or the armed limit (or
+    /// `limit`, about to be armed), do not fit, or if `new` is not the
+    /// same kind of ring (user or kernel) as the old one.  A kernel SRQ's
+    /// WQEs move with `post_srq_recv` held off.  Returns the old ring, for
+    /// the caller to drop once it has released the lock.
+    fn install(&self, g: &mut SrqInner, new: Arc<Queue>, limit: Option<u32>) -> Result<Arc<Queue>> {
+        let old = g.queue.clone().ok_or(EINVAL)?;
+        if new.is_kernel() != old.is_kernel() {
+            return Err(EINVAL);
+        }
+        let capacity = new.mask();
+        let limit = limit.unwrap_or(g.limit);
+        if limit > capacity {
+            return Err(bad("srq_limit", limit));
+        }
+        if new.is_kernel() {
             let mut k = self.kpost.lock();
             move_pending(&old, g.consumer, &new)?;
             *k = Some(new.clone());
+        } else {
+            move_pending(&old, g.consumer, &new)?;
         }
         g.queue = Some(new);
         g.consumer = 0;
-        g.capacity = geo.capacity();
-        Ok(())
+        g.capacity = capacity;
+        Ok(old)
     }
 
     /// The SGEs a receive WQE of this SRQ may name.
