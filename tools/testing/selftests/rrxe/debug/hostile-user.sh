@@ -11,7 +11,12 @@
 # QP, children that _exit without cleanup or are SIGKILLed mid-doorbell,
 # mmap at wrong offsets/sizes and after destroy, and create_qp failing
 # after the driver allocated its rings (review finding 6: the rings and
-# their charge must be gone when the call returns).  It exits non-zero
+# their charge must be gone when the call returns).  Then
+# out/progs/stalled_copy parks resize_cq and modify_srq in their copy to
+# user memory (a userfaultfd page whose fault is resolved only later):
+# meanwhile the traffic of QPs using the same CQ or SRQ must complete
+# (issue 30, finding 3), and a WRITE into an ODP region over such a page
+# must fail at once instead of waiting.  Each program exits non-zero
 # when something that must hold does not (a garbage WQE completing
 # successfully, a verb not answering, the CPU hog).  Then: nothing is
 # left (rdma resource counts back to what the kernel holds, the MAD
@@ -24,7 +29,10 @@ ksft_require_cmd ibv_rc_pingpong
 . "$RRXE_LIB/pingpong.sh"
 
 prog=$RRXE_TOP/out/progs/hostile_user
-[ -x "$prog" ] || fail "$prog missing (tools/testing/runner/build-progs.sh builds it)"
+stalled=$RRXE_TOP/out/progs/stalled_copy
+for p in "$prog" "$stalled"; do
+	[ -x "$p" ] || fail "$p missing (tools/testing/runner/build-progs.sh builds it)"
+done
 # COUNT scales every phase's repetitions (rings rounds, 10x COUNT races,
 # 3x COUNT children, ...).
 if [ "$RRXE_TEST_LEVEL" = full ]; then
@@ -54,6 +62,17 @@ for phase in rings wqes storm race fork maps createfail; do
 	[ "$res" = "$base" ] || fail "resources left on ppl0 after hostile_user $phase: $res (before: $base)"
 done
 
+# A verb parked in its copy to user memory holds up nobody's traffic.
+note "stalled_copy"
+uffd=ok
+ip netns exec ppL "$stalled" -d ppl0 all || case $? in
+	4) uffd=missing ;;
+	*) failed+=" stalled_copy" ;;
+	esac
+res=$(rdma resource show | grep -w ppl0 || true)
+note "$res"
+[ "$res" = "$base" ] || fail "resources left on ppl0 after stalled_copy: $res (before: $base)"
+
 # The device still works.
 run_pingpong ibv_rc_pingpong ppl0 ppL ppl0 ppL 10.77.1.1 -s 4096 -n 100 ||
 	fail "ibv_rc_pingpong on ppl0 after the hostile user"
@@ -62,3 +81,4 @@ pp_teardown
 rmmod rdma_rrxe || fail "rmmod rdma_rrxe after the hostile user"
 ! grep -q '^rdma_rrxe ' /proc/modules || fail "rdma_rrxe still loaded"
 [ -z "$failed" ] || fail "hostile_user phases failed:$failed (see above)"
+[ "$uffd" = ok ] || ksft_skip "no userfaultfd in this kernel (CONFIG_USERFAULTFD): stalled_copy did not run"
