@@ -2,7 +2,7 @@
 
 //! The packet engine: where and in which order the protocol runs.
 //!
-//! Per-QP scheduling.  Every QP has two tasks, work items on one unbound
+//! Per-QP scheduling.  Every QP has two tasks, work items on an unbound
 //! workqueue with the largest concurrency limit (`WQ_MAX_ACTIVE`), so
 //! different QPs, and the two directions of one QP, run in parallel on all
 //! CPUs, while a work item never runs concurrently with itself:
@@ -12,6 +12,18 @@
 //!   from the send ring), under the QP's `send` lock;
 //! * the **receive task** (`recv.rs`): the responder (requests the receive
 //!   path queued), under the QP's `recv` lock.
+//!
+//! Two such workqueues: `rrxe_engine` for kernel consumers' QPs,
+//! `rrxe_user` for user processes' QPs and their
+//! `advise_mr` prefetches.  A user can make an engine task wait as long as
+//! it likes in one place only, a page fault of an on-demand-paging region
+//! (file-backed memory whose I/O never completes; see `odp.rst`), and
+//! only a user QP's task or a prefetch touches such a region (a region
+//! serves the QPs of its own PD).  So however many of its tasks a user
+//! parks, they occupy the user queue's workers, and kernel consumers
+//! (NVMe-oF, rdma_cm's kernel users) keep theirs.  Nothing else an engine
+//! task waits for is held across a user copy: verbs copy to and from user
+//! memory before they take a lock the engine takes (`cq.rs`, `srq.rs`).
 //!
 //! A run does up to [`BUDGET`] steps, then requeues itself if work is left,
 //! so one busy QP cannot starve the others.  The doorbell (`post_send`)
@@ -41,7 +53,8 @@
 //! QP marks it dead, drops the timer handle (cancelling the timer), takes
 //! the rings away and removes it from the table (waiting for RCU readers),
 //! so tasks that still run find it dead and only drop packets.  Unload
-//! empties the workqueue slot, waits for RCU readers and drains the queue.
+//! empties each workqueue's slot, waits for RCU readers and drains the
+//! queue.
 
 pub(crate) mod completer;
 mod datagram;
@@ -76,32 +89,56 @@ pub(crate) const BUDGET: u32 = 1024;
 /// benchmark threads and the workers then fight for the two CPUs; off.
 const HIGHPRI: bool = false;
 
-/// The engine's workqueue (see the module docs).
-static ENGINE_WQ: QueueSlot = QueueSlot::new();
+/// The workqueue of kernel consumers' QPs (see the module docs).
+static KERNEL_WQ: QueueSlot = QueueSlot::new();
 
-/// Creates the engine's workqueue; it lives until the guard drops.
-pub(crate) fn start() -> Result<SlotGuard> {
-    ENGINE_WQ.install(OwnedQueue::new_unbound(
+/// The workqueue of user processes' QPs and prefetches.
+static USER_WQ: QueueSlot = QueueSlot::new();
+
+/// Owns the engine's workqueues; dropping it drains and destroys them
+/// (no work item on one queues work on the other).
+pub(crate) struct Workqueues {
+    _kernel: SlotGuard,
+    _user: SlotGuard,
+}
+
+/// Creates the engine's workqueues; they live until the guard drops.
+pub(crate) fn start() -> Result<Workqueues> {
+    let user = USER_WQ.install(OwnedQueue::new_unbound(c"rrxe_user", MAX_ACTIVE, HIGHPRI)?)?;
+    let kernel = KERNEL_WQ.install(OwnedQueue::new_unbound(
         c"rrxe_engine",
         MAX_ACTIVE,
         HIGHPRI,
-    )?)
+    )?)?;
+    Ok(Workqueues {
+        _kernel: kernel,
+        _user: user,
+    })
+}
+
+/// The workqueue `qp`'s tasks run on.
+fn queue_of(qp: &Qp) -> &'static QueueSlot {
+    if qp.user {
+        &USER_WQ
+    } else {
+        &KERNEL_WQ
+    }
 }
 
 /// Queues `qp`'s send task (a run already queued covers this request).
 pub(crate) fn schedule_send(qp: &Arc<Qp>) {
-    let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<Qp>, 0>(qp.clone()));
+    let _ = queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 0>(qp.clone()));
 }
 
-/// Queues an asynchronous prefetch (`advise_mr`); dropped if the engine
-/// is stopping (module unload).
+/// Queues an asynchronous prefetch (`advise_mr`, a user's); dropped if
+/// the engine is stopping (module unload).
 pub(crate) fn schedule_prefetch(job: Arc<crate::verbs::advise::PrefetchJob>) {
-    let _ = ENGINE_WQ.with(|q| q.enqueue(job));
+    let _ = USER_WQ.with(|q| q.enqueue(job));
 }
 
 /// Queues `qp`'s receive task.
 pub(crate) fn schedule_recv(qp: &Arc<Qp>) {
-    let _ = ENGINE_WQ.with(|q| q.enqueue::<Arc<Qp>, 1>(qp.clone()));
+    let _ = queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 1>(qp.clone()));
 }
 
 /// The doorbell: runs the send task now if nobody holds the send side,

@@ -142,6 +142,9 @@ pub(crate) struct Qp {
     pub(crate) ident: QpIdent,
     pub(crate) qp_type: QpType,
     pub(crate) init: QpInit,
+    /// A user process's QP (rings it maps), not a kernel consumer's: its
+    /// tasks run on the engine's user workqueue (`engine.rs`).
+    pub(crate) user: bool,
     pub(crate) dev: Arc<DevCore>,
     pub(crate) scq: Arc<CqShared>,
     pub(crate) rcq: Arc<CqShared>,
@@ -236,7 +239,8 @@ impl Qp {
             Some(q) => Some(Arc::new(q, GFP_KERNEL)?),
             None => None,
         };
-        let kpost = if sq.is_kernel() {
+        let user = !sq.is_kernel();
+        let kpost = if !user {
             KernelRings {
                 sq: Some(sq.clone()),
                 rq: rq.clone(),
@@ -256,6 +260,7 @@ impl Qp {
                 ident,
                 qp_type,
                 init,
+                user,
                 dev,
                 scq: cqs.0,
                 rcq: cqs.1,

@@ -56,7 +56,6 @@ mod proto;
 use kapi::{
     net::{notifier::NetdevNotifier, pernet::PernetRegistration},
     rdma::link::LinkRegistration,
-    workqueue::SlotGuard,
 };
 
 module! {
@@ -76,7 +75,7 @@ module! {
 
 /// The module's state.  Fields are dropped in declaration order, which is
 /// the teardown order: no new devices, then no devices, then no notifier,
-/// no sockets, and last the engine's workqueue (drained).
+/// no sockets, and last the engine's workqueues (drained).
 #[pin_data]
 struct RrxeModule {
     /// `rdma link add ... type rrxe`.
@@ -93,8 +92,8 @@ struct RrxeModule {
     pernet: PernetRegistration<net::RrxePernet>,
     /// Frees the socket registry (after the devices and the hook).
     _sockets: net::SocketsGuard,
-    /// Owns the engine's workqueue (see `engine`).
-    _wq: SlotGuard,
+    /// Owns the engine's workqueues (see `engine`).
+    _wq: engine::Workqueues,
 }
 
 /// The module handle, for ib_core's `owner` field.
@@ -105,7 +104,7 @@ pub(crate) fn module_ref() -> &'static ThisModule {
 impl kernel::InPlaceModule for RrxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         link::init_registry();
-        // Initialised in this order: the workqueue and the namespace hook
+        // Initialised in this order: the workqueues and the namespace hook
         // first, the notifier before the link type, so no device exists
         // without netdev-removal coverage.
         try_pin_init!(Self {

@@ -8,15 +8,25 @@
 //! With `IB_UVERBS_ADVISE_MR_FLAG_FLUSH` the call faults before it returns
 //! and reports the first error.  Without it the SGEs are checked (bad
 //! ones fail the call), the regions held, and the faults run on the
-//! engine's workqueue; their errors are only counted, as C rxe and mlx5
+//! engine's user workqueue; their errors are dropped, as C rxe and mlx5
 //! drop them.  A region deregistered meanwhile is skipped (its memory was
 //! released: [`crate::kapi::rdma::mr::odp::OdpUmem::release`]); module
 //! unload drains the workqueue first.
+//!
+//! A fault may wait as long as the user likes (file-backed memory whose
+//! I/O never completes, `odp.rst`), and every call would otherwise queue
+//! one more work item that may wait: so at most [`MAX_QUEUED`]
+//! asynchronous prefetches are queued or running at a time, and beyond
+//! that the call carries its advice out itself, in the caller's context,
+//! which then waits for its own faults (errors still dropped).
 
 use kernel::{
     impl_has_work, new_work,
     prelude::*,
-    sync::Arc,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Arc,
+    },
     workqueue::{Work, WorkItem},
 };
 
@@ -59,6 +69,44 @@ fn resolve(mrs: &MrTable, pd: PdId, how: Prefetch, sges: &[Sge]) -> Result<KVec<
     Ok(parts)
 }
 
+/// The asynchronous prefetches that may be queued or running at once, in
+/// the whole module: a small part of the user workqueue's
+/// `WQ_MAX_ACTIVE` (2048) workers.
+const MAX_QUEUED: u32 = 64;
+
+/// Asynchronous prefetches queued or running ([`QueueSlot`]s held).
+static QUEUED: Atomic<u32> = Atomic::new(0);
+
+/// One of the [`MAX_QUEUED`] places, held by a job until it is dropped
+/// (after its run, or unrun if the engine was stopping).
+struct QueueSlot(());
+
+impl QueueSlot {
+    /// A free place, if there is one.
+    fn take() -> Option<Self> {
+        if QUEUED.fetch_add(1, Relaxed) >= MAX_QUEUED {
+            QUEUED.fetch_sub(1, Relaxed);
+            return None;
+        }
+        Some(Self(()))
+    }
+}
+
+impl Drop for QueueSlot {
+    fn drop(&mut self) {
+        QUEUED.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Faults in (or records) `parts` as `how` says; errors are dropped:
+/// advice, not a request, so a range that cannot be faulted in now
+/// faults (or fails) when it is accessed.
+fn prefetch_dropping_errors(parts: &[Part], how: Prefetch) {
+    for p in parts {
+        let _ = p.mr.prefetch(p.off, p.len, how);
+    }
+}
+
 /// `advise_mr` (module docs).  May sleep.
 pub(crate) fn advise(mrs: &MrTable, pd: PdId, how: Prefetch, flush: bool, sges: &[Sge]) -> Result {
     let parts = resolve(mrs, pd, how, sges)?;
@@ -68,11 +116,16 @@ pub(crate) fn advise(mrs: &MrTable, pd: PdId, how: Prefetch, flush: bool, sges: 
         }
         return Ok(());
     }
+    let Some(place) = QueueSlot::take() else {
+        prefetch_dropping_errors(&parts, how);
+        return Ok(());
+    };
     let job = Arc::pin_init(
         pin_init!(PrefetchJob {
             work <- new_work!("rrxe_prefetch"),
             how,
             parts,
+            _place: place,
         }),
         GFP_KERNEL,
     )?;
@@ -87,6 +140,7 @@ pub(crate) struct PrefetchJob {
     work: Work<PrefetchJob>,
     how: Prefetch,
     parts: KVec<Part>,
+    _place: QueueSlot,
 }
 
 impl_has_work! {
@@ -97,10 +151,6 @@ impl WorkItem for PrefetchJob {
     type Pointer = Arc<PrefetchJob>;
 
     fn run(this: Arc<PrefetchJob>) {
-        for p in this.parts.iter() {
-            // Advice, not a request: a range that cannot be faulted in
-            // now faults (or fails) when it is accessed.
-            let _ = p.mr.prefetch(p.off, p.len, this.how);
-        }
+        prefetch_dropping_errors(&this.parts, this.how);
     }
 }
