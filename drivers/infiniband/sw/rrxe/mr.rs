@@ -14,11 +14,17 @@
 //! has returned nothing lands in or is read from the region, whatever
 //! message is still open, and the pages are unpinned at once.
 //!
-//! Deregistration waits for at most one RCU grace period, and for a
-//! fast-registration region for none (nvme-rdma deregisters a few hundred
-//! of those per controller reset, where a wait each cost seconds):
+//! Deregistration of a fast-registration region waits for no RCU grace
+//! period (nvme-rdma deregisters a few hundred of those per controller
+//! reset, where a wait each cost seconds); a pinned or on-demand region's
+//! waits for two, the table removal's and the revocation's:
 //!
-//! * The table entry goes with [`RcuTable::erase_nosleep`]: lookups
+//! * A pinned or on-demand region's table entry goes with
+//!   [`RcuTable::remove`], which waits for a grace period and then drops
+//!   the table's reference here, in process context: that may be the
+//!   state's last one, and its drop releases an on-demand umem (which
+//!   sleeps).
+//! * A fast-registration region's goes with [`RcuTable::erase_nosleep`]: lookups
 //!   (`get`, from softirq) find nothing from then on, and the table's
 //!   reference is dropped from an RCU callback, after every lookup that
 //!   found the entry has taken its own `Arc`.  Its callback memory was
@@ -27,7 +33,7 @@
 //!   rxe use-after-free, a packet's lookup racing the free, cannot happen:
 //!   nothing frees the state while anyone holds it); what deregistration
 //!   must end is access to the *memory* through such an `Arc`.
-//! * Pinned and on-demand regions: one `revoke()` ends it (its grace
+//! * Pinned and on-demand regions: `revoke()` ends it (its grace
 //!   period waits out copies in progress under `try_access`; later ones
 //!   find nothing), then the pages are unpinned.
 //! * Fast-registration regions: `FastPages::invalidate()` ends it without
@@ -307,8 +313,10 @@ impl MrState {
 /// The handle ib_core's `struct ib_mr` carries.
 pub(crate) struct RrxeMr {
     pub(crate) state: Arc<MrState>,
-    /// The RCU callback memory that deregistration's table removal uses,
-    /// allocated with the region so that deregistration cannot fail.
+    /// The RCU callback memory that a fast-registration region's
+    /// deregistration uses to remove its table entry without a wait,
+    /// allocated with the region so that deregistration cannot fail (every
+    /// region has one; the others' go unused).
     release: RcuReleaseSlot<MrState>,
 }
 
@@ -435,12 +443,16 @@ impl MrTable {
             return Err(EINVAL);
         }
         // Past the mark only once (ib_core deregisters a region once it
-        // succeeded), so the slot still holds the callback memory.
-        match mr.release.take() {
+        // succeeded), so the slot still holds the callback memory.  Only
+        // a fast-registration region's entry goes without a wait: a pinned
+        // or on-demand region's state may get its last reference dropped
+        // by the table, and that drop releases an on-demand umem (it
+        // sleeps), so it must happen here, not in an RCU callback.
+        match (&pages, mr.release.take()) {
             // The index is the region's own: whatever registration is
             // there (a REG_MR racing this one included) is the region's.
-            Some(rel) => drop(self.table.erase_nosleep(index(cur.key), rel)),
-            None => drop(self.table.remove(index(cur.key), &cur)),
+            (Some(_), Some(rel)) => drop(self.table.erase_nosleep(index(cur.key), rel)),
+            _ => drop(self.table.remove(index(cur.key), &cur)),
         }
         if let Some(pages) = pages {
             pages.invalidate();

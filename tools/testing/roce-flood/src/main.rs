@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! roce-flood: writes crafted RoCEv2 packets, as whole Ethernet frames in
-//! a classic libpcap file, for the VM attack scenarios (issue 11) to
+//! a classic libpcap file, for the VM attack tests to
 //! replay at an rrxe device with pcap_replay, and a summary that predicts
 //! how rrxe's counters must move.
 //!

@@ -10,7 +10,7 @@
 #     WRITE completes in error.
 #  5. ring memory per user context is capped: ENOMEM over the cap.
 #  7. ring mappings after disassociation: zapped (read zeroes), freed.
-# And issue 30's finding 6 (post_states.py, on rrxe and C rxe, the same
+# And the post verbs' state checks (post_states.py, on rrxe and C rxe, the same
 # lines): librxe's doorbell on a QP below RTS fails with EINVAL, as on C
 # rxe, so ibv_post_send does.
 # Finding 8 (page iterator) has no test: the config's memory model

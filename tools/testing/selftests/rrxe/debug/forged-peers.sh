@@ -17,7 +17,7 @@
 # exactly the number of forged packets, rcvd_pkts and sent_pkts not at all
 # (nothing accepted, nothing answered), and ppb0 received nothing.
 #
-# Then spoofed peers (issue 30): packets from the QP's own peer address,
+# Then spoofed peers: packets from the QP's own peer address,
 # which check_addr() lets in, must not hurt more than they do on C rxe
 # (spoofed_peer.py asks for them, roce-flood --mode sequence builds them,
 # atk_serve replays them): NAKs and an RNR NAK that acknowledge nothing

@@ -15,7 +15,7 @@
 # out/progs/stalled_copy parks resize_cq and modify_srq in their copy to
 # user memory (a userfaultfd page whose fault is resolved only later):
 # meanwhile the traffic of QPs using the same CQ or SRQ must complete
-# (issue 30, finding 3), and a WRITE into an ODP region over such a page
+# (no lock the engine takes is held across a user copy), and a WRITE into an ODP region over such a page
 # must fail at once instead of waiting.  Each program exits non-zero
 # when something that must hold does not (a garbage WQE completing
 # successfully, a verb not answering, the CPU hog).  Then: nothing is

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Receive bounds (issue 30, finding 5): what a remote host can make the
+# Receive bounds: what a remote host can make the
 # receive path hold.  rx_bounds.py sets up, on ppa0, a UD QP with 64 KiB
 # receives posted and a UD QP attached to the group 239.1.2.3; roce-flood
 # --mode datagram writes valid datagrams (Q_Key, ICRC) and pcap_replay

@@ -3,7 +3,7 @@
 the WQE into the mapped send queue and rings the doorbell (a POST_SEND
 command without work requests), whose error ibv_post_send returns.  C
 rxe refuses the doorbell with EINVAL while the QP is below RTS (RESET,
-INIT, RTR) and takes it in RTS and ERR (issue 30, finding 6: rrxe took
+INIT, RTR) and takes it in RTS and ERR (rrxe once took
 it in every state).  Then the QP reaches RTS and one more SEND shows
 which of the WQEs written before run; in ERR a SEND is taken and
 flushed.  An RC QP talks to a second one on the same device.  Prints a

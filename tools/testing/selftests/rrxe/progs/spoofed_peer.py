@@ -5,20 +5,20 @@ them, must not kill the QP or an innocent work request.  Device A holds the targ
 their peers; the packets are injected by the test on request
 (`Injector`: roce-flood --mode sequence, replayed from B's namespace).
 
-1. Stale NAKs (issue 30, finding 1): to an idle RC QP, NAKs (invalid
+1. Stale NAKs: to an idle RC QP, NAKs (invalid
    request, remote access, remote operational, PSN sequence) and an RNR
    NAK (the QP has rnr_retry 0) at the last PSN it had acknowledged and
    older; to a busy RC QP (its SEND RNR-NAKed by a peer with no receive),
    the same NAKs at that last acknowledged PSN.  Both QPs stay in RTS and
    nothing completes; the idle QP's next SEND and the busy QP's SEND
    (once the peer posts its receive) complete with success.
-2. UC remote errors (finding 2): to a UC QP without and one with an SRQ,
+2. UC remote errors: to a UC QP without and one with an SRQ,
    an RDMA WRITE with an unknown rkey and a SEND longer than the posted
    receive.  Both QPs stay in RTS; without an SRQ nothing completes, with
    one the receive the SEND took completes with LOC_LEN_ERR (as on RC);
    the peer's next SEND lands in the next receive, byte-exact.
 3. (--alt ALT_GIDX_A ALT_GIDX_B, rrxe only: C rxe has no APM) The
-   armed alternate path (finding 4): from the peer's alternate address,
+   armed alternate path: from the peer's alternate address,
    a stale ACK, a stale NAK and a request ahead of the expected PSN must
    not migrate the QP (path_mig_state stays ARMED); then a valid SEND
    from there does (IB_EVENT_PATH_MIG, MIGRATED): the control that the

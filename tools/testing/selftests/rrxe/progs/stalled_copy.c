@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * stalled_copy: a verb whose copy to user memory never completes must not
- * hold up anyone's traffic (issue 30, finding 3).  userfaultfd makes a
+ * hold up anyone's traffic.  userfaultfd makes a
  * page whose first touch parks the toucher until the program resolves the
  * fault; the program hands that page to a verb as the place for the
  * driver's answer, waits until the kernel is parked in the copy, and
