@@ -67,6 +67,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
+#include "report.h"
+
 /* enum ib_qp_attr_mask (include/rdma/ib_verbs.h, not in the uapi). */
 #define QP_STATE (1u << 0)
 #define QP_ACCESS_FLAGS (1u << 3)
@@ -95,58 +97,9 @@ enum { ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2 };
 static const char *ibdev = "rrxe0";
 static int count = 4;
 static int wait_ms = 3000;
-static int failures;
 static int debug_kernel;
 /* rnr_retry of the loopback QPs: 1 (fail fast), 7 (retry forever). */
 static int rnr_retry = 1;
-
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("  ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-}
-
-/* Something that must hold did not: counted, the run goes on. */
-static void bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("  FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	failures++;
-}
-
-/* The test itself cannot go on (setup failed). */
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("FATAL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	exit(2);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t rnd(void)
 {

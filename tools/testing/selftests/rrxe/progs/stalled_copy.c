@@ -54,55 +54,11 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
+#include "report.h"
+
 static const char *ibdev = "rrxe0";
 static int sends = 16;
 static int wait_ms = 5000;
-static int failures;
-
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("  ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-}
-
-/* Something that must hold did not: counted, the run goes on. */
-static void bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("  FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failures++;
-}
-
-/* The test itself cannot go on. */
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("FATAL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	exit(2);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void sleep_ms(int ms)
 {
