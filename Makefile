@@ -32,7 +32,7 @@ help:
 	@echo "make test               every feature, on the release and debug kernels; ends with 'N passed, N failed'"
 	@echo "make test-full          the same plus exhaustive matrices and soaks [RRXE_FLAVORS=release: one kernel]"
 	@echo "make vm-run CMD='...'   boot the test VM and run CMD as root [FLAVOR=debug]; a selftest runs alone as CMD=tools/testing/selftests/rrxe/DIR/TEST.sh"
-	@echo "make vm-test [FLAVOR=debug] [FILTER=DIR/TEST]   one flavor's VM selftests"
+	@echo "make vm-test [FLAVOR=debug] [FILTER=DIR/TEST,...]   one flavor's VM selftests"
 	@echo "make bench              benchmarks (not tests), ratios in out/bench/summary.txt"
 	@echo "make samples-run        the verbs samples on two rrxe devices in the VM, with syscall counts"
 	@echo "make fuzz [FUZZ_SECONDS=600]   libFuzzer on the protocol core's parser"
@@ -85,7 +85,7 @@ demo: module
 host-test: setup
 	@bash tools/testing/runner/host-tests.sh
 
-# One flavor's VM selftests (FILTER: a part of DIR/TEST.sh).
+# One flavor's VM selftests (FILTER: parts of DIR/TEST.sh, comma-separated).
 vm-test: module
 	@bash tools/testing/runner/vm-tests.sh $(FILTER)
 

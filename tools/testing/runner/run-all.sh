@@ -8,7 +8,7 @@
 # there, then the two-VM selftests (release; both flavors in full).  Prints a line per test with its
 # flavor, time and the reason for a skip or failure, and ends with the
 # single line `N passed, N failed, N skipped` summing all of them.
-#   run-all.sh [quick|full] [filter]   (filter: a part of DIR/TEST.sh)
+#   run-all.sh [quick|full] [filter]   (filter: parts of DIR/TEST.sh, comma-separated)
 # RRXE_FLAVORS (default "release debug") limits the boots to some flavors,
 # e.g. make test-full RRXE_FLAVORS=release (the debug kernel's full sizes
 # take hours).

@@ -54,15 +54,20 @@ ksft_dirs() {
 
 # ksft_tests VMS FILTER: the tests this run takes, one "LIMIT TEST" line
 # each (TEST the script's path): those of ksft_dirs VMS whose DIR/TEST.sh
-# name contains FILTER (all if empty), in directory order.
+# name contains FILTER (all if empty; several parts: FILTER is a
+# comma-separated list, and any part will do), in directory order.
 ksft_tests() {
-	local dir limit t
+	local dir limit t name part parts
+	IFS=, read -r -a parts <<<"$2"
+	[ ${#parts[@]} -gt 0 ] || parts=("")
 	while read -r dir; do
 		limit=$(ksft_limit "$dir")
 		for t in "$dir"/*.sh; do
 			[ -x "$t" ] || continue
-			[[ "$(basename "$dir")/$(basename "$t")" == *"$2"* ]] || continue
-			echo "$limit $t"
+			name=$(basename "$dir")/$(basename "$t")
+			for part in "${parts[@]}"; do
+				[[ $name == *"$part"* ]] && { echo "$limit $t"; break; }
+			done
 		done
 	done < <(ksft_dirs "$1")
 }

@@ -31,10 +31,12 @@ ksft_require_module rdma_rxe sch_netem nvme-rdma nvmet-rdma null_blk
 . "$RRXE_LIB/nvme.sh"
 # Sizes: the quick form on the debug kernel moves what every path needs
 # (two queues, both directions, fast registration and invalidation, SRQ
-# receives, retransmission under loss) and no more: 16 MiB, then 4 MiB
-# over the lossy link; the other forms 256 MiB and 16 MiB.
-SIZE=256M LOSSY=16M
-debug_quick && SIZE=16M LOSSY=4M
+# receives, retransmission under loss) and no more: 8 MiB per job, then 1
+# MiB over the lossy link (some 500 packets each way, a few tens of them
+# lost: the retransmission timeouts, about 1 s each, not the data, set
+# its time); the other forms 256 MiB and 16 MiB.
+SIZE=256M LOSSY=16M AGAIN=8M
+debug_quick && SIZE=8M LOSSY=1M AGAIN=4M
 
 klines=$(dmesg | wc -l)
 nvme_veth_up rrxe
@@ -46,8 +48,11 @@ rdma resource show | grep nvt0 | grep -q "srq [1-9]" || fail "the target's queue
 # 1. Data through NVMe/RDMA, byte for byte.
 fio_verify pattern "$SIZE"
 # (No process substitution: the VM has no /dev/fd.)
-dd if="$NVDEV" of=/tmp/nvme-host.img bs=1M count=32 iflag=direct status=none
-dd if=/dev/nullb0 of=/tmp/nvme-target.img bs=1M count=32 iflag=direct status=none
+# What fio's two jobs wrote (SIZE each, one after the other), at most 32 MiB.
+mib=$((2 * ${SIZE%M}))
+((mib <= 32)) || mib=32
+dd if="$NVDEV" of=/tmp/nvme-host.img bs=1M count=$mib iflag=direct status=none
+dd if=/dev/nullb0 of=/tmp/nvme-target.img bs=1M count=$mib iflag=direct status=none
 cmp /tmp/nvme-host.img /tmp/nvme-target.img || fail "the NVMe device and the target's null_blk differ"
 rm -f /tmp/nvme-host.img /tmp/nvme-target.img
 tx=$(cat /sys/class/infiniband/nvh0/ports/1/hw_counters/sent_pkts)
@@ -110,7 +115,7 @@ nvme_target_down
 wait_for 20 grep -q ACTIVE /sys/class/infiniband/nvt0/ports/1/state || fail "nvt0 not active again"
 nvme_target_up 10.79.0.2 2>/dev/null || true
 nvme_host_up 10.79.0.2
-fio_verify again 8M
+fio_verify again "$AGAIN"
 t0=$SECONDS
 timeout 120 rmmod rdma_rrxe || fail "rmmod rdma_rrxe with an NVMe controller connected failed or hung"
 wait_for 30 paths_gone '/sys/class/nvme/nvme[0-9]*' || fail "the host controller stayed after rmmod"

@@ -5,8 +5,9 @@
 # open port"); stock rdma_cm tools run between two namespaces: rping with
 # data verification, ucmatose with several connections, udaddy (UD with
 # SIDR), mckey (rdma_cm multicast join), rdma_server/rdma_client, and
-# perftest over rdma_cm (ib_send_bw -R, ib_write_bw -R), rrxe to rrxe
-# (across drivers: rdma-cm-interop.sh).  Then teardown
+# perftest over rdma_cm (ib_send_bw -R, ib_write_bw -R; in make test
+# only across drivers, on the release kernel), rrxe to rrxe (across
+# drivers: rdma-cm-interop.sh).  Then teardown
 # with connections open: the client's namespace deleted mid-rping (its
 # device goes with the veth; the server sees the disconnect), rmmod during
 # ucmatose, a device moved between namespaces in exclusive mode with a
@@ -20,12 +21,12 @@ ksft_require_cmd ib_send_bw ib_write_bw mckey rdma_client rdma_server rping ucma
 
 . "$RRXE_LIB/rdma_cm.sh"
 
-cm_tools "rrxe rrxe"
+CM_KEEP_PAIR=1 cm_tools "rrxe rrxe"
 
-# The client's namespace deleted mid-run: once its last process is gone
-# the namespace goes, with it the veth and the client's rrxe device; the
-# server sees the connection end and exits by itself.
-pp_setup_pair rrxe rrxe
+# The client's namespace deleted mid-run (on the pair cm_tools left up):
+# once its last process is gone the namespace goes, with it the veth and
+# the client's rrxe device; the server sees the connection end and exits
+# by itself.
 ip netns exec ppA timeout 300 stdbuf -oL rping -s -v -a 10.77.0.1 -C 100000 -S 1000 >"$CM_LOG/ns.server" 2>&1 &
 spid=$!
 cm_wait_listener ppA 1.5

@@ -15,9 +15,27 @@ start_pp() { # ITERS: server in ppA, client in ppB, in the background
 	g1=$(pp_gid_index ppa0 10.77.0.1) && g2=$(pp_gid_index ppb0 10.77.0.2) || fail "no GIDs"
 	ip netns exec ppA ibv_rc_pingpong -d ppa0 -g "$g1" -p "$port" -s 4096 -n "$1" >/tmp/d-srv.log 2>&1 &
 	srv=$!
+	R0=$(hw_counter ppb0 rcvd_pkts)
 	wait_for 10 pp_listening ppA "$port" || fail "server not listening"
 	ip netns exec ppB ibv_rc_pingpong -d ppb0 -g "$g2" -p "$port" -s 4096 -n "$1" 10.77.0.1 >/tmp/d-cli.log 2>&1 &
 	cli=$!
+}
+
+# mid_run: waits until the run started by start_pp is under way (400
+# packets received on ppb0 since the pair came up: connected, data
+# flowing), instead of a fixed sleep.
+mid_run() {
+	flowing() { [ "$(hw_counter ppb0 rcvd_pkts)" -gt $((R0 + 400)) ]; }
+	wait_for 60 flowing || fail "no traffic 60 s after the run started: $(tail -2 /tmp/d-cli.log)"
+}
+
+# settle: gives the processes up to 2 s to end by themselves (their next
+# verb fails once the device is gone), then kills what is left.
+settle() {
+	both_gone() { pid_gone "$cli" && pid_gone "$srv"; }
+	wait_for 2 both_gone || true
+	kill -9 "$cli" "$srv" 2>/dev/null || true
+	wait "$cli" "$srv" 2>/dev/null || true
 }
 
 # 0. Undisturbed, as a control.
@@ -29,36 +47,31 @@ note "control run: $(tail -1 /tmp/d-cli.log)"
 
 # 1. rmmod mid-run: the devices go, the processes stop or are killed.
 start_pp 1000000
-sleep 3
+mid_run
 timeout 60 rmmod rdma_rrxe || fail "rmmod blocked or failed during a run"
 has_ibdev ppa0 && fail "ppa0 still there after rmmod"
-sleep 2
-kill -9 "$cli" "$srv" 2>/dev/null || true
-wait "$cli" "$srv" 2>/dev/null || true
+settle
 note "after rmmod: client: $(tail -1 /tmp/d-cli.log)"
 pp_teardown
 pp_setup_pair rrxe rrxe
 
 # 2. rdma link delete mid-run.
 start_pp 1000000
-sleep 3
+mid_run
 timeout 60 ip netns exec ppB rdma link delete ppb0 || fail "link delete blocked or failed"
 has_ibdev ppb0 && fail "ppb0 still there"
-sleep 2
-kill -9 "$cli" "$srv" 2>/dev/null || true
-wait "$cli" "$srv" 2>/dev/null || true
+settle
 note "after link delete: client: $(tail -1 /tmp/d-cli.log)"
 pp_teardown
 
 # 3. The netdevs go away mid-run (the veth pair is destroyed).
 pp_setup_pair rrxe rrxe
 start_pp 1000000
-sleep 3
+mid_run
 ip -n ppB link del vpb
 wait_for 30 paths_gone /sys/class/infiniband/ppb0 /sys/class/infiniband/ppa0 ||
 	fail "devices not removed with their netdevs"
-kill -9 "$cli" "$srv" 2>/dev/null || true
-wait "$cli" "$srv" 2>/dev/null || true
+settle
 pp_teardown
 wait_for 30 rmmod rdma_rrxe || fail "rmmod after the disruptions failed: $(lsmod | grep rrxe)"
 note "module unloaded"

@@ -94,7 +94,8 @@ cm_pair_once() {
 # them: rping with data verification, ucmatose with several connections,
 # udaddy (UD with SIDR), mckey (multicast join), rdma_server/rdma_client,
 # and perftest over rdma_cm (ib_send_bw -R, ib_write_bw -R).  The MAD
-# layer must open the ports (no "Couldn't open port").
+# layer must open the ports (no "Couldn't open port").  CM_KEEP_PAIR=1
+# leaves the last pair up for the caller.
 cm_tools() {
 	local pair klines
 	for pair; do
@@ -120,8 +121,15 @@ cm_tools() {
 			CM_READY=joined cm_pair mckey stdbuf -oL mckey -m 239.1.1.1 -b 10.77.0.1 -- mckey -m 239.1.1.1 -b 10.77.0.2 -s
 		fi
 		cm_pair rdma_client rdma_server -- rdma_client -s 10.77.0.1
-		cm_pair ib_send_bw_R ib_send_bw -F -R -n 200 -- ib_send_bw -F -R -n 200 10.77.0.1
-		cm_pair ib_write_bw_R ib_write_bw -F -R -n 200 -- ib_write_bw -F -R -n 200 10.77.0.1
-		pp_teardown
+		# perftest over rdma_cm connects as rping does (RC, the same CM
+		# exchange): the debug kernel's quick run leaves it to the
+		# release kernel (rdma-cm-interop.sh) and make test-full.
+		if debug_quick; then
+			note "ib_send_bw -R, ib_write_bw -R $PP_LABEL: on the release kernel (rdma-cm-interop.sh) and in make test-full"
+		else
+			cm_pair ib_send_bw_R ib_send_bw -F -R -n 200 -- ib_send_bw -F -R -n 200 10.77.0.1
+			cm_pair ib_write_bw_R ib_write_bw -F -R -n 200 -- ib_write_bw -F -R -n 200 10.77.0.1
+		fi
+		[ "$pair" = "${!#}" ] && [ "${CM_KEEP_PAIR:-0}" = 1 ] || pp_teardown
 	done
 }
