@@ -31,7 +31,7 @@ from pyverbs.wr import SGE
 
 from rrxe_ksft.data import ramp
 from rrxe_ksft.events import next_event
-from rrxe_ksft.verbs import Device, ah_attr, connect, connect_pair, expect, make_qp, poll, send_wr
+from rrxe_ksft.verbs import Device, arm_alt_path, connect, connect_pair, expect, make_qp, poll, send_wr
 
 MIGRATED, REARM, ARMED = 0, 1, 2
 EVENT_PATH_MIG = 6
@@ -60,14 +60,7 @@ def arm(qp, me, peer, back=False, state=REARM):
     """Loads the alternate path (the second address pair, or with `back`
     the first one) and arms it (or sets `state`)."""
     dgid, sgidx = (peer.gid, me.gidx) if back else (peer.alt_gid, me.alt_gidx)
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_RTS
-    a.alt_ah_attr = ah_attr(dgid, sgidx)
-    a.alt_port_num = 1
-    a.alt_timeout = ALT_TIMEOUT
-    a.alt_pkey_index = 0
-    a.path_mig_state = state
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_ALT_PATH | e.IBV_QP_PATH_MIG_STATE)
+    arm_alt_path(qp, dgid, sgidx, ALT_TIMEOUT, state)
 
 
 def armed_pair(armed):

@@ -19,10 +19,9 @@ import pyverbs.enums as e
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.pyverbs_error import PyverbsRDMAError
-from pyverbs.qp import QPAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
-from rrxe_ksft.verbs import MTUS, Device, ah_attr, connect, make_qp, to_state
+from rrxe_ksft.verbs import Device, connect, make_qp, to_init, to_rtr, to_rts, to_state
 
 D = Device(sys.argv[1], int(sys.argv[2]))
 cq = CQ(D.ctx, 32)
@@ -67,34 +66,12 @@ connect(peer, qp.qp_num, D.gid, D.gidx, ACC)
 for k in range(8):
     peer.post_recv(RecvWR(wr_id=100 + k, num_sge=1, sg=[SGE(mr.buf + 1024, 64, mr.lkey)]))
 
-a = QPAttr()
-a.qp_state = e.IBV_QPS_INIT
-a.pkey_index = 0
-a.port_num = 1
-a.qp_access_flags = ACC
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+to_init(qp, ACC)
 check("post_send in INIT", post(qp, 2), "EINVAL")
-a = QPAttr()
-a.qp_state = e.IBV_QPS_RTR
-a.path_mtu = MTUS[1024]
-a.dest_qp_num = peer.qp_num
-a.rq_psn = 0
-a.max_dest_rd_atomic = 1
-a.min_rnr_timer = 1
-a.ah_attr = ah_attr(D.gid, D.gidx)
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
-          | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+to_rtr(qp, peer.qp_num, D.gid, D.gidx)
 check("post_send in RTR", post(qp, 3), "EINVAL")
 check("completions before RTS", completions(0.5), "none")
-a = QPAttr()
-a.qp_state = e.IBV_QPS_RTS
-a.timeout = 14
-a.retry_cnt = 3
-a.rnr_retry = 7
-a.sq_psn = 0
-a.max_rd_atomic = 1
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
-          | e.IBV_QP_MAX_QP_RD_ATOMIC)
+to_rts(qp)
 check("post_send in RTS", post(qp, 4), "0")
 # The WQEs written below RTS were refused only as doorbells: they sit in
 # the ring and run with the first one rung in RTS.

@@ -36,14 +36,13 @@ import pyverbs.enums as e
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.pyverbs_error import PyverbsRDMAError
-from pyverbs.qp import QPAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 from rrxe_ksft.data import ramp
 from rrxe_ksft.events import event_name, next_event
 from rrxe_ksft.handoff import Injector, publish
-from rrxe_ksft.verbs import Device, ah_attr, connect_pair, make_qp, poll, state
+from rrxe_ksft.verbs import Device, arm_alt_path, connect_pair, make_qp, poll, state
 
 dev_a, gidx_a, dev_b, gidx_b, work = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 rest = sys.argv[6:]
@@ -195,14 +194,7 @@ def apm(alt_a, alt_b):
     cq = CQ(A.ctx, 16)
     qa, qb = make_qp(A.pd, cq), make_qp(B.pd, B.cq)
     connect_pair(qa, qb, A, B, RW, psn=0x7000, peer_psn=0x7000)
-    a = QPAttr()
-    a.qp_state = e.IBV_QPS_RTS
-    a.alt_ah_attr = ah_attr(alt_gid_b, alt_a)
-    a.alt_port_num = 1
-    a.alt_timeout = 14
-    a.alt_pkey_index = 0
-    a.path_mig_state = 1  # REARM
-    qa.modify(a, e.IBV_QP_STATE | e.IBV_QP_ALT_PATH | e.IBV_QP_PATH_MIG_STATE)
+    arm_alt_path(qa, alt_gid_b, alt_a)
     qa.post_recv(recv_wr(400, 12288))
 
     def mig():

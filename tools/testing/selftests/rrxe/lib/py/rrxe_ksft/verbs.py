@@ -88,17 +88,19 @@ def post_ex(q, wr_id, build, sge=None):
     q.wr_complete()
 
 
-def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeout=14, retry_cnt=3,
-            rnr_retry=7, max_rd_atomic=1, max_dest_rd_atomic=1, min_rnr_timer=1):
-    """Moves RC/UC QP `qp` through INIT, RTR and RTS towards `peer_qpn` at
-    `gid` (sent from GID index `gidx`)."""
-    rc = qp.qp_type == e.IBV_QPT_RC
+def to_init(qp, access):
+    """RESET -> INIT on port 1, P_Key index 0, with `access`."""
     a = QPAttr()
     a.qp_state = e.IBV_QPS_INIT
     a.pkey_index = 0
     a.port_num = 1
     a.qp_access_flags = access
     qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+
+
+def to_rtr(qp, peer_qpn, gid, gidx, mtu=1024, peer_psn=0, max_dest_rd_atomic=1, min_rnr_timer=1):
+    """INIT -> RTR towards `peer_qpn` at `gid` (sent from GID index
+    `gidx`), expecting `peer_psn` (the responder's attributes: RC only)."""
     a = QPAttr()
     a.qp_state = e.IBV_QPS_RTR
     a.path_mtu = MTUS[mtu]
@@ -108,9 +110,13 @@ def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeou
     a.min_rnr_timer = min_rnr_timer
     a.ah_attr = ah_attr(gid, gidx)
     mask = e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
-    if rc:
+    if qp.qp_type == e.IBV_QPT_RC:
         mask |= e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER
     qp.modify(a, mask)
+
+
+def to_rts(qp, psn=0, timeout=14, retry_cnt=3, rnr_retry=7, max_rd_atomic=1):
+    """RTR -> RTS sending from `psn` (the requester's attributes: RC only)."""
     a = QPAttr()
     a.qp_state = e.IBV_QPS_RTS
     a.timeout = timeout
@@ -119,9 +125,31 @@ def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeou
     a.sq_psn = psn
     a.max_rd_atomic = max_rd_atomic
     mask = e.IBV_QP_STATE | e.IBV_QP_SQ_PSN
-    if rc:
+    if qp.qp_type == e.IBV_QPT_RC:
         mask |= e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC
     qp.modify(a, mask)
+
+
+def connect(qp, peer_qpn, gid, gidx, access, mtu=1024, psn=0, peer_psn=0, timeout=14, retry_cnt=3,
+            rnr_retry=7, max_rd_atomic=1, max_dest_rd_atomic=1, min_rnr_timer=1):
+    """Moves RC/UC QP `qp` through INIT, RTR and RTS towards `peer_qpn` at
+    `gid` (sent from GID index `gidx`)."""
+    to_init(qp, access)
+    to_rtr(qp, peer_qpn, gid, gidx, mtu, peer_psn, max_dest_rd_atomic, min_rnr_timer)
+    to_rts(qp, psn, timeout, retry_cnt, rnr_retry, max_rd_atomic)
+
+
+def arm_alt_path(qp, dgid, sgidx, alt_timeout=14, state=1):
+    """Loads an alternate path to `dgid` (from GID index `sgidx`) into
+    RTS QP `qp` and sets its path migration state (1: REARM)."""
+    a = QPAttr()
+    a.qp_state = e.IBV_QPS_RTS
+    a.alt_ah_attr = ah_attr(dgid, sgidx)
+    a.alt_port_num = 1
+    a.alt_timeout = alt_timeout
+    a.alt_pkey_index = 0
+    a.path_mig_state = state
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_ALT_PATH | e.IBV_QP_PATH_MIG_STATE)
 
 
 def connect_pair(a, b, a_end, b_end, access, a_kw=None, b_kw=None, **kw):
