@@ -57,8 +57,9 @@ ksft_dirs() {
 # name contains FILTER (all if empty; several parts: FILTER is a
 # comma-separated list, and any part will do), in directory order.
 ksft_tests() {
-	local dir limit t name part parts
-	IFS=, read -r -a parts <<<"$2"
+	local dir limit t name part parts=() all
+	IFS=, read -r -a all <<<"$2"
+	for part in "${all[@]}"; do [ -z "$part" ] || parts+=("$part"); done
 	[ ${#parts[@]} -gt 0 ] || parts=("")
 	while read -r dir; do
 		limit=$(ksft_limit "$dir")

@@ -19,7 +19,7 @@ tests=$(for d in "$top"/tools/testing/selftests/rrxe/*/; do
 	grep -qx 'vms=2' "$d/settings" 2>/dev/null || continue
 	[ "$level" = full ] || ! grep -qx 'level=full' "$d/settings" || continue
 	for t in "$d"*.sh; do echo "$(basename "$d")/$(basename "$t")"; done
-done | grep -F -- "${1:-}" || true)
+done | grep -F -- "$(tr , '\n' <<<"${1:-}")" || true)
 if [ -z "$tests" ]; then
 	echo "vm pair ($FLAVOR): no two-VM test in this run (level $level, filter '${1:-}')"
 	echo "PAIR_PASS=0 PAIR_FAIL=0 PAIR_SKIP=0" >"$RRXE_OUT/counts"

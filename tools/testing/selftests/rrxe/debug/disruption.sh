@@ -22,7 +22,7 @@ start_pp() { # ITERS: server in ppA, client in ppB, in the background
 }
 
 # mid_run: waits until the run started by start_pp is under way (400
-# packets received on ppb0 since the pair came up: connected, data
+# packets received on ppb0 since start_pp: connected, data
 # flowing), instead of a fixed sleep.
 mid_run() {
 	flowing() { [ "$(hw_counter ppb0 rcvd_pkts)" -gt $((R0 + 400)) ]; }

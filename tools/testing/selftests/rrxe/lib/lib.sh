@@ -245,6 +245,8 @@ rrxe_and_c_rxe_down() {
 	! has_ibdev rxe0 || rdma link delete rxe0
 	rdma link delete rrxe0
 	! ip netns list | grep -qw nsrxe || ip netns del nsrxe
+	# Without C rxe's half, veth1 stayed here with veth0.
+	ip link del veth0 2>/dev/null || true
 }
 
 # Loads rdma_rrxe (with module parameters "$@") and adds rrxe0 on veth0
