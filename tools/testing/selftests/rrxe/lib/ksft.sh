@@ -65,11 +65,19 @@ _ksft_have_module() {
 }
 
 # ksft_require_py MODULE...: skips unless /usr/bin/python3 can import each
-# MODULE (e.g. pyverbs, Debian's python3-pyverbs).
+# MODULE (e.g. pyverbs, Debian's python3-pyverbs).  An import that worked
+# is remembered in /tmp for the rest of the boot: the check starts an
+# interpreter (1 s with pyverbs on the debug kernel) and half the tests
+# make it.
 ksft_require_py() {
 	local m
 	for m; do
-		/usr/bin/python3 -c "import $m" 2>/dev/null || ksft_skip "python3 module $m is not installed"
+		[ -e "/tmp/.ksft-python3-$m" ] && continue
+		if /usr/bin/python3 -c "import $m" 2>/dev/null; then
+			: >"/tmp/.ksft-python3-$m" 2>/dev/null || true
+		else
+			ksft_skip "python3 module $m is not installed"
+		fi
 	done
 }
 
