@@ -15,8 +15,9 @@
 # out/progs/stalled_copy parks resize_cq and modify_srq in their copy to
 # user memory (a userfaultfd page whose fault is resolved only later):
 # meanwhile the traffic of QPs using the same CQ or SRQ must complete
-# (no lock the engine takes is held across a user copy), and a WRITE into an ODP region over such a page
-# must fail at once instead of waiting.  Each program exits non-zero
+# (no lock the engine takes is held across a user copy), and a WRITE
+# into an ODP region over such a page must fail at once instead of
+# waiting.  Each program exits non-zero
 # when something that must hold does not (a garbage WQE completing
 # successfully, a verb not answering, the CPU hog).  Then: nothing is
 # left (rdma resource counts back to what the kernel holds, the MAD

@@ -28,7 +28,5 @@ if [ -n "$OUT_RXE" ]; then
 		note "mw_cross $(set -- $dir; echo "peer $1, owner $3"): $(grep -c "^ok:" <<<"$out") checks"
 	done
 fi
-rdma link delete rxe0
-rdma link delete rrxe0
-ip netns del nsrxe
+rrxe_and_c_rxe_down
 rmmod rdma_rrxe

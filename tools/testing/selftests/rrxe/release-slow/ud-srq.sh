@@ -21,9 +21,7 @@ ksft_require_module rdma_rxe
 rrxe_and_c_rxe
 same_on_both ud_srq_test 'high bit\|another PD'
 note "UD/SRQ/CQ resize: $(grep -c '^ok:' <<<"$OUT_RRXE") checks identical on rrxe and C rxe but for the named deviations"
-rdma link delete rxe0
-rdma link delete rrxe0
-ip netns del nsrxe
+rrxe_and_c_rxe_down
 
 pairs=("rrxe rrxe" "rxe rrxe" "rrxe rxe")
 # The debug kernel's share: rrxe on both ends.

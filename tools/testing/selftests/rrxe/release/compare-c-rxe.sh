@@ -14,8 +14,6 @@ rdma link add rrxe0 type rrxe netdev veth1
 ibv_devinfo -v -d rxe0 >/tmp/c.txt || fail "ibv_devinfo rxe0"
 ibv_devinfo -v -d rrxe0 >/tmp/r.txt || fail "ibv_devinfo rrxe0"
 python3 "$RRXE_PROGS/devinfo_compare.py" /tmp/c.txt /tmp/r.txt || fail "devinfo differs"
-rdma link delete rxe0
-rdma link delete rrxe0
-ip netns del nsrxe
+rrxe_and_c_rxe_down
 rmmod rdma_rrxe
 rmmod rdma_rxe

@@ -38,7 +38,5 @@ if c_rxe_half; then
 	done
 fi
 note "$(rdma statistic show link rrxe0/1 | grep -o 'flushes_executed [0-9]*')"
-rdma link delete rxe0
-rdma link delete rrxe0
-ip netns del nsrxe
+rrxe_and_c_rxe_down
 rmmod rdma_rrxe

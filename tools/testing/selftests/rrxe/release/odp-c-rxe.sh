@@ -23,7 +23,5 @@ OUT_RXE=$(ip netns exec nsrxe timeout 300 /usr/bin/python3 -u "$py" rxe0 "$GID_R
 echo "$OUT_RXE"
 same_lines odp_test "$OUT_RRXE" "$OUT_RXE" '^ext:\|^dev:\|SEND from an unmapped'
 note "ODP: $(grep -c '^ok:' <<<"$OUT_RRXE") common checks identical on C rxe; its general cases: $(grep -c 'FAILS here' <<<"$OUT_RXE") of $(grep -c '^ext:' <<<"$OUT_RXE") fail there"
-rdma link delete rxe0
-rdma link delete rrxe0
-ip netns del nsrxe
+rrxe_and_c_rxe_down
 rmmod rdma_rrxe

@@ -12,7 +12,5 @@ g0=$GID_RRXE g1=$GID_RXE
 if c_rxe_half; then
 	/usr/bin/python3 "$RRXE_PROGS/qp_test.py" rxe0 "$g1"
 fi
-rdma link delete rxe0
-rdma link delete rrxe0
-ip netns del nsrxe
+rrxe_and_c_rxe_down
 rmmod rdma_rrxe

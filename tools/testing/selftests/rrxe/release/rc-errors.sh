@@ -13,7 +13,5 @@ if c_rxe_half; then
 fi
 rdma statistic show link rrxe0/1 | grep -q "retransmits\|rcvd_rnr_err" || fail "no counters: $(rdma statistic show link rrxe0/1)"
 note "$(rdma statistic show link rrxe0/1)"
-rdma link delete rxe0
-rdma link delete rrxe0
-ip netns del nsrxe
+rrxe_and_c_rxe_down
 rmmod rdma_rrxe

@@ -18,7 +18,5 @@ stats=$(rdma statistic show link rrxe0/1)
 note "$stats"
 echo "$stats" | grep -Eq "atomics_executed [1-9]" || fail "no atomics counted"
 echo "$stats" | grep -Eq "read_responses [1-9]" || fail "no READ responses counted"
-rdma link delete rxe0
-rdma link delete rrxe0
-ip netns del nsrxe
+rrxe_and_c_rxe_down
 rmmod rdma_rrxe
