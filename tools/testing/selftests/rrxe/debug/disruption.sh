@@ -62,10 +62,11 @@ timeout 60 ip netns exec ppB rdma link delete ppb0 || fail "link delete blocked 
 has_ibdev ppb0 && fail "ppb0 still there"
 settle
 note "after link delete: client: $(tail -1 /tmp/d-cli.log)"
-pp_teardown
 
-# 3. The netdevs go away mid-run (the veth pair is destroyed).
-pp_setup_pair rrxe rrxe
+# 3. The netdevs go away mid-run (the veth pair is destroyed): on ppa0,
+# which lived through 2, and ppb0 added again on vpb (a new pair costs
+# seconds of ib_core's sysfs on the debug kernel).
+pp_rdma_add ppB ppb0 rrxe vpb 10.77.0.2
 start_pp 1000000
 mid_run
 ip -n ppB link del vpb
