@@ -104,8 +104,7 @@ kill -0 "$dpid" 2>/dev/null && waiting=yes
 rdma link add nvt0 type rrxe netdev nvt
 wait "$dpid" || fail "nvme disconnect after the target's device went failed or hung"
 tdisc=$((SECONDS - t0))
-for ((i = 0; i < 600; i++)); do kill -0 "$fpid" 2>/dev/null || break; nap 0.1; done
-kill -0 "$fpid" 2>/dev/null && fail "fio still running 60 s after nvme disconnect"
+wait_for 60 pid_gone "$fpid" || fail "fio still running 60 s after nvme disconnect"
 wait "$fpid" 2>/dev/null || true
 wait_for 30 paths_gone '/sys/class/nvme/nvme[0-9]*' || fail "the host controller stayed after nvme disconnect"
 note "target device deleted during I/O (in $tdel s): nvme disconnect took $tdisc s (still waiting for the reconnect attempt 2 s in: $waiting; the device back then), fio ended after $((SECONDS - t0)) s ($(grep -m1 -oE 'err= *[0-9]+' /tmp/nvme-cut.log || echo 'no err line'))"

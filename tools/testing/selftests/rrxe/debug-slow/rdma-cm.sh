@@ -41,8 +41,7 @@ ip netns delete ppB
 kill "$cpid" 2>/dev/null || true
 wait "$cpid" 2>/dev/null || true
 wait_for 60 test ! -e /sys/class/infiniband/ppb0 || fail "ppb0 still there 60 s after its namespace was deleted"
-for ((i = 0; i < 600; i++)); do kill -0 "$spid" 2>/dev/null || break; nap 0.1; done
-kill -0 "$spid" 2>/dev/null && fail "rping server still running 60 s after its peer's namespace went"
+wait_for 60 pid_gone "$spid" || fail "rping server still running 60 s after its peer's namespace went"
 wait "$spid" 2>/dev/null || true
 note "namespace deleted after $(grep -c "ping data" "$CM_LOG/ns.server") pings: ppb0 gone, server ended ($(tail -1 "$CM_LOG/ns.server")) in $((SECONDS - t0)) s"
 pp_teardown
@@ -67,13 +66,11 @@ timeout 60 rmmod rdma_rrxe || fail "rmmod rdma_rrxe during ucmatose failed or hu
 trm=$((SECONDS - t0))
 ended=""
 # Both get 5 s together to end by themselves, then SIGTERM.
-both_gone() { ! kill -0 "$spid" 2>/dev/null && ! kill -0 "$cpid" 2>/dev/null; }
-wait_for 5 both_gone || true
+wait_for 5 pid_gone "$spid" "$cpid" || true
 for pid in "$spid" "$cpid"; do
 	if kill -0 "$pid" 2>/dev/null; then
 		kill "$pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; nap 0.1; done
-		kill -0 "$pid" 2>/dev/null && fail "ucmatose ($pid) does not end on SIGTERM after rmmod: $(cat "/proc/$pid/wchan" 2>/dev/null)"
+		wait_for 10 pid_gone "$pid" || fail "ucmatose ($pid) does not end on SIGTERM after rmmod: $(cat "/proc/$pid/wchan" 2>/dev/null)"
 		ended+=" killed"
 	else
 		ended+=" ended"
@@ -113,8 +110,7 @@ wait_for 60 grep -qs "ping data: rdma-ping-5:" "$CM_LOG/netns.client" ||
 t0=$SECONDS
 ip netns exec nxB timeout 60 rdma dev set xb0 netns nxC || fail "moving xb0 to nxC with a connection open failed or hung"
 ip netns exec nxC rdma dev show | grep -q xb0 || fail "xb0 not in nxC after the move"
-for ((i = 0; i < 600; i++)); do kill -0 "$cpid" 2>/dev/null || break; nap 0.1; done
-kill -0 "$cpid" 2>/dev/null && fail "rping client still running 60 s after its device moved away"
+wait_for 60 pid_gone "$cpid" || fail "rping client still running 60 s after its device moved away"
 wait "$cpid" 2>/dev/null || true
 kill "$spid" 2>/dev/null || true
 wait "$spid" 2>/dev/null || true

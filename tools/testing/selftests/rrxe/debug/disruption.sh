@@ -32,8 +32,7 @@ mid_run() {
 # settle: gives the processes up to 2 s to end by themselves (their next
 # verb fails once the device is gone), then kills what is left.
 settle() {
-	both_gone() { pid_gone "$cli" && pid_gone "$srv"; }
-	wait_for 2 both_gone || true
+	wait_for 2 pid_gone "$cli" "$srv" || true
 	kill -9 "$cli" "$srv" 2>/dev/null || true
 	wait "$cli" "$srv" 2>/dev/null || true
 }

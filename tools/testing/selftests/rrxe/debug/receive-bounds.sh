@@ -44,27 +44,6 @@ garbage=500
 bound=$((4 << 20))
 work=/tmp/rxbounds
 
-# join NS DEV GROUP...: holds IPv4 memberships of GROUPs on DEV in NS;
-# joined says when they are held.
-join() {
-	local ns=$1 dev=$2
-	shift 2
-	rm -f /tmp/rxbounds.joined
-	ip netns exec "$ns" /usr/bin/python3 -c '
-import socket, struct, sys, time
-ifx = socket.if_nametoindex(sys.argv[1])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for g in sys.argv[2:]:
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
-                 struct.pack("4s4si", socket.inet_aton(g), b"\0" * 4, ifx))
-print("joined", flush=True)
-time.sleep(600)' "$dev" "$@" >/tmp/rxbounds.joined &
-	JOIN_PID=$!
-}
-
-# (read by bash: no process per poll)
-joined() { local l; read -r l 2>/dev/null </tmp/rxbounds.joined && [ "$l" = joined ]; }
-
 udp_in() { ip netns exec ppA awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp; }
 
 # run DRV: the three phases with ppa0 on driver DRV; sets the D_* deltas.
@@ -75,7 +54,7 @@ run() {
 	atk_start "$drv" rx_bounds.py "$work/prog.log" "$work/info" "$work/info" "$work/go"
 	local ppid=$ATK_PID
 	. "$work/info"
-	join ppA vpa 239.1.2.3 239.1.2.4
+	ip_join ppA vpa rxbounds 239.1.2.3 239.1.2.4
 	macA=$(atk_mac ppA vpa)
 	macB=$(atk_mac ppB vpb)
 	local common=(--src-mac "$macB" --local 10.77.0.1 --peer 10.77.0.2)
@@ -88,7 +67,7 @@ run() {
 	atk_flood --mode datagram --out "$work/mc2.pcap" --summary "$work/mc2.sum" --seed 32 "${common[@]}" \
 		--dst-mac 01:00:5e:01:02:04 --dst 239.1.2.4 --qpn 0xffffff --qkey "$QKEY" --len 1024 --count "$garbage" \
 		2>>"$work/gen.log" || fail "roce-flood --mode datagram: $(cat "$work/gen.log")"
-	wait_for 10 joined || fail "ppA did not join the groups within 10 s"
+	wait_for 10 ip_joined rxbounds || fail "ppA did not join the groups within 10 s"
 	atk_quiet ppa0
 	s0=$(atk_stats ppa0)
 	u0=$(udp_in)

@@ -83,26 +83,34 @@ nap() {
 	read -r -t "$1" -u "$_NAP_FD" _ || true
 }
 
-# Waits up to $1 seconds for a command to succeed.
-wait_for() {
-	local t=$1; shift
-	local i
-	for ((i = 0; i < t * 10; i++)); do "$@" && return 0; nap 0.1; done
-	return 1
-}
-
-# wait_slow SECS CMD...: wait_for polling once a second, for a CMD that
-# starts processes (a pipeline through dmesg): ten of those a second take
-# the CPUs from what they wait for.
-wait_slow() {
-	local t=$1 i
-	shift
-	for ((i = 0; i < t; i++)); do "$@" && return 0; nap 1; done
+# poll_every STEP TRIES CMD...: runs CMD up to TRIES times, STEP seconds
+# apart, until it succeeds; then once more (a condition met during the
+# last gap counts); CMD's last status.
+poll_every() {
+	local step=$1 tries=$2 i
+	shift 2
+	for ((i = 0; i < tries; i++)); do "$@" && return 0; nap "$step"; done
 	"$@"
 }
 
-# pid_gone PID: process PID has ended (for wait_for: no shell started).
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+# wait_for SECS CMD...: waits up to SECS seconds for CMD to succeed,
+# trying ten times a second.
+wait_for() { local t=$1; shift; poll_every 0.1 $((t * 10)) "$@"; }
+
+# wait_slow SECS CMD...: wait_for trying once a second, for a CMD that
+# starts processes (a pipeline through dmesg): ten of those a second take
+# the CPUs from what they wait for.
+wait_slow() { local t=$1; shift; poll_every 1 "$t" "$@"; }
+
+# pid_gone PID...: every process PID has ended (for wait_for: no shell
+# started).
+pid_gone() {
+	local p
+	for p; do
+		kill -0 "$p" 2>/dev/null && return 1
+	done
+	return 0
+}
 
 # paths_gone PATTERN...: no path matches any of the glob PATTERNs (quoted:
 # expanded at each call, by bash itself).
@@ -112,6 +120,44 @@ paths_gone() {
 		compgen -G "$p" >/dev/null && return 1
 	done
 	return 0
+}
+
+# ip_join NS DEV TAG GROUP...: a process in namespace NS holds IP-level
+# memberships of the GROUPs (IPv4, or IPv6 if the address has a colon) on
+# DEV: what programs DEV's multicast filter (ibv_attach_mcast does not, on
+# rrxe or C rxe; rdma_cm joins at both levels).  /tmp/join.TAG says
+# "joined" once they are held (ip_joined); the process is in JOIN_PID and
+# ends when killed or after 600 s.
+ip_join() {
+	local ns=$1 dev=$2 tag=$3
+	shift 3
+	rm -f "/tmp/join.$tag"
+	ip netns exec "$ns" /usr/bin/python3 -c '
+import socket, struct, sys, time
+ifx = socket.if_nametoindex(sys.argv[1])
+socks = []
+for g in sys.argv[2:]:
+    if ":" in g:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
+                     socket.inet_pton(socket.AF_INET6, g) + struct.pack("@I", ifx))
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                     struct.pack("4s4si", socket.inet_aton(g), b"\0" * 4, ifx))
+    socks.append(s)
+print("joined", flush=True)
+time.sleep(600)' "$dev" "$@" >"/tmp/join.$tag" &
+	JOIN_PID=$!
+}
+
+# ip_joined TAG...: every ip_join TAG holds its groups (read by bash: no
+# process per poll).
+ip_joined() {
+	local t l
+	for t; do
+		read -r l 2>/dev/null <"/tmp/join.$t" && [ "$l" = joined ] || return 1
+	done
 }
 
 # pid_listening PID PORT: a TCP socket listens on PORT in the network

@@ -54,7 +54,7 @@ pt_run_once() {
 	ip netns exec "$cns" timeout "$PT_TIMEOUT" "$tool" -d "$cdev" -x "$cg" -p "$port" -F "$@" "$sip" \
 		>/tmp/pt-client.log 2>&1 || crc=$?
 	if [ $crc != 0 ]; then
-		for ((i = 0; i < 50; i++)); do kill -0 "$spid" 2>/dev/null || break; nap 0.1; done
+		wait_for 5 pid_gone "$spid" || true
 		kill "$spid" 2>/dev/null || true
 	fi
 	wait "$spid" || src=$?

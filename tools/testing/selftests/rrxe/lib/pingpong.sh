@@ -187,7 +187,7 @@ run_pingpong() {
 			"$tool" -d "$cdev" -g "$cg" -p "$port" "$@" "$sip" >"$cout" 2>&1 || crc=$?
 		if [ $crc != 0 ]; then
 			# A failed client usually leaves the server waiting forever.
-			for ((i = 0; i < 50; i++)); do kill -0 "$spid" 2>/dev/null || break; nap 0.1; done
+			wait_for 5 pid_gone "$spid" || true
 			kill "$spid" 2>/dev/null || true
 		fi
 		wait "$spid" || src=$?

@@ -80,7 +80,7 @@ cm_pair_once() {
 		ip netns exec ppB timeout 90 "${cli[@]}" >"$co" 2>&1 || crc=$?
 	fi
 	if [ $crc != 0 ]; then
-		for ((i = 0; i < 50; i++)); do kill -0 "$spid" 2>/dev/null || break; nap 0.1; done
+		wait_for 5 pid_gone "$spid" || true
 		kill "$spid" 2>/dev/null || true
 	fi
 	wait "$spid" || src=$?

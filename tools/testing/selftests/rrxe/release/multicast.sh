@@ -14,24 +14,6 @@ ksft_require_py pyverbs
 ksft_require_module rdma_rxe
 . "$RRXE_LIB/pingpong.sh"
 
-# join NS DEV: holds IPv4 239.1.2.3 and IPv6 ff0e::1:2:3 memberships on
-# DEV; /tmp/join.NS says "joined" once they are held.
-join() {
-	rm -f "/tmp/join.$1"
-	ip netns exec "$1" /usr/bin/python3 -c '
-import socket, struct, sys, time
-ifx = socket.if_nametoindex(sys.argv[1])
-s4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s4.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
-              struct.pack("4s4si", socket.inet_aton("239.1.2.3"), b"\0" * 4, ifx))
-s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
-              socket.inet_pton(socket.AF_INET6, "ff0e::1:2:3") + struct.pack("@I", ifx))
-print("joined", flush=True)
-time.sleep(600)' "$2" >"/tmp/join.$1" &
-}
-joined() { grep -qs joined /tmp/join.ppA && grep -qs joined /tmp/join.ppB; }
-
 pairs=("rrxe rrxe" "rxe rrxe" "rrxe rxe")
 # The debug kernel's share: rrxe on both ends.
 if debug_quick; then
@@ -40,10 +22,10 @@ fi
 for pair in "${pairs[@]}"; do
 	# shellcheck disable=SC2086
 	pp_setup_pair $pair
-	join ppA vpa
-	ja=$!
-	join ppB vpb
-	jb=$!
+	ip_join ppA vpa ppA 239.1.2.3 ff0e::1:2:3
+	ja=$JOIN_PID
+	ip_join ppB vpb ppB 239.1.2.3 ff0e::1:2:3
+	jb=$JOIN_PID
 	g4=$(pp_gid_index ppa0 10.77.0.1) || fail "no IPv4 GID on ppa0"
 	g6=
 	for ((i = 0; i < 100; i++)); do
@@ -52,7 +34,7 @@ for pair in "${pairs[@]}"; do
 		sleep 0.1
 	done
 	[ -n "$g6" ] || fail "no link-local GID on ppa0"
-	wait_for 10 joined || fail "the IP-level joins did not happen within 10 s"
+	wait_for 10 ip_joined ppA ppB || fail "the IP-level joins did not happen within 10 s"
 	out=$(timeout 120 /usr/bin/python3 -u "$RRXE_PROGS/mcast_test.py" ppa0 "$g4" "$g6" ppb0 2>&1) ||
 		fail "mcast_test ($PP_LABEL): $out"
 	echo "$out"
