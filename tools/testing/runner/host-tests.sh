@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Host tests: `cargo test` of the no_std protocol core (unit, property,
 # known-answer and corpus-regression tests) and of roce-flood (the attack
-# tests' packet generator and its per-packet model), and the scripts'
-# failure reporting (setup-test.sh).  Writes HOST_PASS/HOST_FAIL to
+# tests' packet generator and its per-packet model), the scripts'
+# failure reporting (setup-test.sh) and the benchmark's statistics
+# (tools/testing/bench/test_benchstat.py).  Writes HOST_PASS/HOST_FAIL to
 # $RRXE_OUT/host.counts.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -27,6 +28,19 @@ SETUP_PASS=0 SETUP_FAIL=1
 # shellcheck disable=SC1091
 [ -f "$RRXE_OUT/setup.counts" ] && . "$RRXE_OUT/setup.counts"
 pass=$((pass + SETUP_PASS)) fail=$((fail + SETUP_FAIL))
+# The benchmark's statistics (tools/testing/bench/benchstat.py) on
+# synthetic runs whose ratio is known; unittest -v ends a passed test's
+# line with "... ok" and names each failed one in a "FAIL: " or "ERROR: " line.
+bslog="$RRXE_OUT/benchstat-test.log"
+python3 -m unittest discover -s "$top/tools/testing/bench" -p 'test_*.py' -v >"$bslog" 2>&1
+bs_rc=$?
+bs_pass=$(grep -c ' \.\.\. ok$' "$bslog")
+bs_fail=$(grep -cE '^(FAIL|ERROR): ' "$bslog")
+grep -E '^(FAIL|ERROR): ' "$bslog"
+if [ "$bs_rc" != 0 ] && [ "$bs_fail" = 0 ]; then bs_fail=1; fi
+if [ "$bs_pass" = 0 ] && [ "$bs_fail" = 0 ]; then bs_fail=1; fi
+echo "benchstat: $bs_pass passed, $bs_fail failed (details in $bslog)"
+pass=$((pass + bs_pass)) fail=$((fail + bs_fail))
 echo "host: $pass passed, $fail failed"
 echo "HOST_PASS=$pass HOST_FAIL=$fail" >"$RRXE_OUT/host.counts"
 [ "$fail" = 0 ]

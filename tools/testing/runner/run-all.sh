@@ -51,7 +51,7 @@ for flavor in $flavors; do
 	check "config ($flavor)" bash "$here/check-config.sh" "$kconfig"
 done
 
-echo "== host tests (cargo test of the protocol core and roce-flood; the scripts' failure reporting)"
+echo "== host tests (cargo test of the protocol core and roce-flood; the scripts' failure reporting; the benchmark's statistics)"
 t1=$SECONDS
 bash "$here/host-tests.sh"
 HOST_PASS=0 HOST_FAIL=1
