@@ -1,116 +1,309 @@
 #!/bin/bash
-# rrxe against C rxe in one VM boot (run by tools/testing/bench.sh).  Two
-# namespaces joined by a veth (MTU 9000), one device each, the same driver
-# on both ends; ROUNDS alternating rounds (default 5): in each round every
-# cell runs first on C rxe, then on rrxe (or the other way round in odd
-# rounds, so neither driver always runs on a warmer machine).
+# SPDX-License-Identifier: GPL-2.0
+# make bench's VM side (run by bench.sh in one VM boot): rrxe against C rxe,
+# A-B-B-A, the method of METHOD.md.  Both modules stay loaded; each driver
+# has pairs of namespaces joined by their own veth (MTU 9000), one device
+# per namespace:
+#   R  rrxe  bRa/bRb   bra0/brb0   10.80.1.1/.2   every cell
+#   C  rxe   bCa/bCb   bca0/bcb0   10.80.2.1/.2   every cell
+#   R2 rrxe  bR2a/bR2b br2a0/br2b0 10.80.3.1/.2   the rrxe/rrxe control
+#   C2 rxe   bC2a/bC2b bc2a0/bc2b0 10.80.4.1/.2   the rxe/rxe control
+# A cell runs arm A (rrxe, pair R) and arm B (C rxe, pair C) in pairs,
+# A then B in even pairs and B then A in odd ones, seconds apart, after one
+# discarded warm-up run of each.  The two control cells run R, C, C2, R2 in
+# even pairs and R2, C2, C, R in odd ones: each four runs give a pair of
+# the comparison and one of each control (R2 against R, C2 against C).
+# Every run: perftest time-based (-D BENCH_SECS, one second of margin at
+# each end), its server pinned to CPU 0 and its client to CPU 1 for both
+# drivers; around it /proc/stat (CPU ticks, context switches) and the
+# veth's byte counters, read by bash (no process inside the window).  One
+# line per run:
+#   benchrun {"cell":...,"cmp":...,"arm":...,"pair":...,"order":...,
+#             "value":...,"unit":...,"cpu_s":...,"sys_s":...,"ctxt":...,
+#             "bytes":...,"t":...}
+# (tools/testing/bench/benchstat.py reads them).  NVMe over RDMA lives in
+# the initial namespace, where one driver at a time can bind UDP 4791: its
+# runs load one module, connect, run fio write then read (two cells, each
+# its own window) and unload, the drivers alternating the same way.
 #
-# Cells: stock perftest ib_send_bw and ib_write_bw (sizes BW_SIZES, path
-# MTU 1024 and 4096), ib_send_lat and ib_write_lat (2 B and 4 KiB, both
-# MTUs), ib_read_bw (4 KiB, 64 KiB, 256 KiB) and ib_read_lat (2 B, 4 KiB)
-# at both MTUs, ib_atomic_bw and ib_atomic_lat (fetch-and-add and
-# compare-and-swap: tools ib_atomic_*:FAA and :CAS), ib_write_bw -q 4
-# (four QPs), ibv_rc_pingpong (4 KiB and 64 KiB, MTU 1024), and NVMe over
-# RDMA: fio sequential write and read through nvme-rdma to nvmet-rdma
-# (null_blk) on two devices of the driver at the ends of a veth in the
-# initial namespace (NVME_SECS seconds each, default 10; cells
-# nvme_seq_write and nvme_seq_read, 128 KiB blocks, 2 jobs of depth 16;
-# BENCH_CELLS=nvme measures only these).  Prints one line per measurement:
-#   bench TOOL MTU SIZE QPS DRIVER VALUE UNIT ROUND
-# and, first, the VM's memcpy bandwidth:
-#   memcpy MB/s VALUE   (MB = 2^20 bytes, as perftest counts)
+# Environment: BENCH_SECS (4), BENCH_PAIRS (15: goal cells and controls),
+# BENCH_PAIRS_REST (3: the other cells), BENCH_CELLS (comma-separated
+# prefixes of cell names, e.g. ib_read,nvme; empty: all), NVME_SECS (6).
 set -euo pipefail
-here=$(cd "$(dirname "$0")/../selftests/rrxe/lib" && pwd)
-. "$here/lib.sh"
-. "$here/pingpong.sh"
-. "$here/perftest.sh"
-. "$here/nvme.sh"
-rounds=${ROUNDS:-5}
-read -r -a bw_sizes <<<"${BW_SIZES:-1024 4096 16384 65536 262144}"
-read -r -a mtus <<<"${BENCH_MTUS:-1024 4096}"
+lib=$(cd "$(dirname "$0")/../selftests/rrxe/lib" && pwd)
+. "$lib/lib.sh"
+. "$lib/pingpong.sh"
+. "$lib/perftest.sh"
+. "$lib/nvme.sh"
 
-# Iterations per size: about 16 MiB per bandwidth run, at least 100.
-bw_iters() { local n=$((16 * 1024 * 1024 / $1)); echo $((n < 100 ? 100 : n > 4000 ? 4000 : n)); }
-LAT_ITERS=${LAT_ITERS:-1000}
+SECS=${BENCH_SECS:-4}
+PAIRS=${BENCH_PAIRS:-15}
+PAIRS_REST=${BENCH_PAIRS_REST:-3}
+NVME_SECS=${NVME_SECS:-6}
+HZ=$(getconf CLK_TCK)
+RUN_TIMEOUT=$((SECS + 60))
+FAILS_IN_A_ROW=3
 
-# memcpy in user space inside the VM: 64 MiB copies, best of 5.
-python3 - <<'PY'
-import time
-n = 64 << 20
-a = bytearray(n); b = bytearray(n)
-best = 0.0
-for _ in range(5):
-    t = time.perf_counter()
-    b[:] = a
-    best = max(best, n / (time.perf_counter() - t) / 2**20)
-print(f"memcpy MB/s {best:.1f}")
-PY
+declare -A DRV NSA NSB DEVA DEVB IPA GIDA GIDB VETH HOLD
 
-cell() { # tool[:label] mtu size qps driver round args...
-	local tool=$1 mtu=$2 size=$3 qps=$4 drv=$5 round=$6 out v unit
-	shift 6
-	out=$(pt_run "${tool%%:*}" ppa0 ppA ppb0 ppB 10.77.0.1 "$@") || {
-		echo "bench-fail $tool $mtu $size $qps $drv" >&2
-		printf '%s\n' "$out" | tail -5 >&2
-		return 0
-	}
-	case ${tool%%:*} in
-	*_bw) v=$(pt_bw_avg "$out") unit=MB/s ;;
-	*_lat) v=$(pt_lat_typical "$out") unit=usec ;;
+# bench_pair NAME DRIVER OCTET: the pair NAME of DRIVER on 10.80.OCTET.0/24;
+# a sleeping process in its first namespace keeps /proc/PID/net/dev there.
+bench_pair() {
+	local n=$1 drv=$2 o=$3 l=${1,,}
+	DRV[$n]=$drv NSA[$n]=b${n}a NSB[$n]=b${n}b DEVA[$n]=b${l}a0 DEVB[$n]=b${l}b0
+	IPA[$n]=10.80.$o.1 VETH[$n]=vb${l}a
+	ip netns add "${NSA[$n]}"
+	ip netns add "${NSB[$n]}"
+	ip link add "vb${l}a" netns "${NSA[$n]}" type veth peer name "vb${l}b" netns "${NSB[$n]}"
+	pp_netdev_up "${NSA[$n]}" "vb${l}a" "10.80.$o.1"
+	pp_netdev_up "${NSB[$n]}" "vb${l}b" "10.80.$o.2"
+	pp_rdma_add "${NSA[$n]}" "${DEVA[$n]}" "$drv" "vb${l}a" "10.80.$o.1"
+	pp_rdma_add "${NSB[$n]}" "${DEVB[$n]}" "$drv" "vb${l}b" "10.80.$o.2"
+	GIDA[$n]=$(pp_gid_index "${DEVA[$n]}" "10.80.$o.1")
+	GIDB[$n]=$(pp_gid_index "${DEVB[$n]}" "10.80.$o.2")
+	ip netns exec "${NSA[$n]}" sleep infinity &
+	HOLD[$n]=$!
+}
+
+bench_pairs_down() {
+	local n
+	for n in "${!HOLD[@]}"; do
+		kill "${HOLD[$n]}" 2>/dev/null || true
+		rdma link delete "${DEVA[$n]}" 2>/dev/null || true
+		rdma link delete "${DEVB[$n]}" 2>/dev/null || true
+		ip netns delete "${NSA[$n]}" 2>/dev/null || true
+		ip netns delete "${NSB[$n]}" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	HOLD=()
+}
+
+# stat_now: CPU busy ticks (user nice system irq softirq steal), kernel
+# ticks (system irq softirq) and context switches so far, in BUSY KERN CTXT.
+stat_now() {
+	local key u n s idle iow irq sirq st rest
+	while read -r key u n s idle iow irq sirq st rest; do
+		case $key in
+		cpu) BUSY=$((u + n + s + irq + sirq + st)) KERN=$((s + irq + sirq)) ;;
+		ctxt) CTXT=$u ;;
+		esac
+	done </proc/stat
+}
+
+# wire_bytes FILE IFACE: received plus sent bytes of IFACE in the
+# /proc/.../net/dev FILE (its namespace's view).
+wire_bytes() {
+	local ifc rx tx f
+	while read -r ifc rx f f f f f f f tx f; do
+		[ "$ifc" = "$2:" ] && { echo $((rx + tx)); return 0; }
+	done <"$1"
+	echo 0
+}
+
+# uptime_now: seconds since boot, for looking at drift.
+uptime_now() { local u _; read -r u _ </proc/uptime; echo "$u"; }
+
+# The figure of a run's output: MB/s for *_bw and pingpong, the mean
+# latency (t_avg, column 3 of a time-based run) for *_lat.
+value_of() { # TOOL OUTPUT
+	case $1 in
+	*_bw) pt_bw_avg "$2" ;;
+	*_lat) pt_result_row "$2" | awk '{ print $3 }' ;;
+	ibv_rc_pingpong) sed -n 's/.* = \([0-9.]*\) Mbit\/sec$/\1/p' <<<"$2" | awk '{ printf "%.2f\n", $1 / 8 * 1e6 / 1048576 }' ;;
 	esac
-	pt_positive "$v" || { echo "bench-fail $tool $mtu $size $qps $drv: '$v'" >&2; return 0; }
-	echo "bench $tool $mtu $size $qps $drv $v $unit $round"
 }
 
-round_of() { # driver round
-	local drv=$1 r=$2 mtu size line mbit op label
-	pp_setup_pair "$drv" "$drv"
-	for mtu in "${mtus[@]}"; do
-		for size in "${bw_sizes[@]}"; do
-			cell ib_write_bw "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$(bw_iters "$size")"
-		done
-		for size in 4096 65536; do
-			cell ib_send_bw "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$(bw_iters "$size")"
-		done
-		for size in 2 4096; do
-			cell ib_send_lat "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$LAT_ITERS"
-			cell ib_write_lat "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$LAT_ITERS"
-			cell ib_read_lat "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$LAT_ITERS"
-		done
-		for size in 4096 65536 262144; do
-			cell ib_read_bw "$mtu" "$size" 1 "$drv" "$r" -s "$size" -m "$mtu" -n "$(bw_iters "$size")"
-		done
-	done
-	for op in FETCH_AND_ADD CMP_AND_SWAP; do
-		label=FAA
-		if [ "$op" = CMP_AND_SWAP ]; then label=CAS; fi
-		cell "ib_atomic_bw:$label" 1024 8 1 "$drv" "$r" -A "$op" -m 1024 -n 2000
-		cell "ib_atomic_lat:$label" 1024 8 1 "$drv" "$r" -A "$op" -m 1024 -n "$LAT_ITERS"
-	done
-	cell ib_write_bw 1024 65536 4 "$drv" "$r" -s 65536 -m 1024 -q 4 -n "$(bw_iters 65536)"
-	for size in 4096 65536; do
-		line=$(run_pingpong ibv_rc_pingpong ppa0 ppA ppb0 ppB 10.77.0.1 -s "$size" -m 1024 \
-			-n "$((16 * 1024 * 1024 / size / 4))" | grep '^cell') || { echo "bench-fail pingpong $size $drv" >&2; continue; }
-		mbit=$(sed -n 's/.*PASS (\([0-9.]*\) Mbit\/sec.*/\1/p' <<<"$line")
-		pt_positive "$mbit" && echo "bench ibv_rc_pingpong 1024 $size 1 $drv $(awk -v m="$mbit" 'BEGIN { printf "%.2f", m / 8 }') MB/s $r"
-	done
-	pp_teardown
+# json_str TEXT: TEXT as a JSON string (quotes, backslashes, control
+# characters escaped).
+json_str() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
+
+FAILS=0
+# bench_run WARM PAIR TOOL ARGS...: one run of TOOL between pair PAIR's
+# devices (server in its first namespace on CPU 0, client in the second on
+# CPU 1); its figures in RUN (the benchrun fields after the run's identity,
+# which emit adds).
+bench_run() {
+	local warm=$1 p=$2 tool=$3
+	shift 3
+	local port=$((PT_PORT += 1)) b0 b1 busy kern ctxt t out v spid crc=0 src=0 err="" unit=MB/s
+	local dev=/proc/${HOLD[$p]}/net/dev
+	local -a srv_args=(-d "${DEVA[$p]}") cli_args=(-d "${DEVB[$p]}")
+	if [ "$tool" = ibv_rc_pingpong ]; then
+		srv_args+=(-g "${GIDA[$p]}" -p "$port" "$@")
+		cli_args+=(-g "${GIDB[$p]}" -p "$port" "$@" "${IPA[$p]}")
+	else
+		srv_args+=(-x "${GIDA[$p]}" -p "$port" -F "$@")
+		cli_args+=(-x "${GIDB[$p]}" -p "$port" -F "$@" "${IPA[$p]}")
+	fi
+	t=$(uptime_now)
+	b0=$(wire_bytes "$dev" "${VETH[$p]}")
+	stat_now
+	busy=$BUSY kern=$KERN ctxt=$CTXT
+	ip netns exec "${NSA[$p]}" taskset -c 0 timeout "$RUN_TIMEOUT" "$tool" "${srv_args[@]}" >/tmp/bench-srv.log 2>&1 &
+	spid=$!
+	pp_wait_server "$spid" "$port" || true
+	out=$(ip netns exec "${NSB[$p]}" taskset -c 1 timeout "$RUN_TIMEOUT" "$tool" "${cli_args[@]}" 2>&1) || crc=$?
+	[ $crc = 0 ] || wait_for 5 pid_gone "$spid" || kill "$spid" 2>/dev/null || true
+	wait "$spid" || src=$?
+	stat_now
+	b1=$(wire_bytes "$dev" "${VETH[$p]}")
+	v=$(value_of "$tool" "$out")
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		err="client exit $crc, server exit $src: $(tail -1 <<<"$out")"
+	elif grep -q 'Correlation coefficient' <<<"$out"; then
+		err="perftest's clock calibration failed"
+	elif ! pt_positive "$v"; then
+		err="no figure in the output: $(tail -1 <<<"$out")"
+	fi
+	if [ -n "$err" ]; then
+		v=null
+		FAILS=$((FAILS + 1))
+		echo "bench-fail $tool ${DRV[$p]} (pair $p): $err" >&2
+		sed 's/^/    server: /' /tmp/bench-srv.log | tail -3 >&2
+	else
+		FAILS=0
+	fi
+	[[ $tool == *_lat ]] && unit=usec
+	RUN=$(printf '"value":%s,"unit":"%s","cpu_s":%s,"sys_s":%s,"ctxt":%d,"bytes":%d,"t":%s%s%s' \
+		"$v" "$unit" "$(ticks_s $((BUSY - busy)))" "$(ticks_s $((KERN - kern)))" \
+		$((CTXT - ctxt)) $((b1 - b0)) "$t" \
+		"$([ "$warm" = 1 ] && echo ',"warmup":true')" \
+		"$([ -n "$err" ] && echo ",\"error\":$(json_str "$err")")")
 }
 
-# NVMe over RDMA on DRIVER: both ends in the initial namespace (nvme.sh),
-# the veth at MTU 9000 (path MTU 4096).
-nvme_cells() { # driver round
-	local drv=$1 r=$2 rw v
+# ticks_s TICKS: TICKS of /proc/stat in seconds.
+ticks_s() { awk -v d="$1" -v hz="$HZ" 'BEGIN { printf "%.2f", d / hz }'; }
+
+# emit CELL PAIRNO (CMP ARM ORDER)...: the last run (RUN) as a benchrun
+# line for each comparison it belongs to.
+emit() {
+	local cell=$1 pno=$2
+	shift 2
+	while [ $# -ge 3 ]; do
+		echo "benchrun {\"cell\":\"$cell\",\"cmp\":\"$1\",\"arm\":\"$2\",\"pair\":$pno,\"order\":\"$3\",$RUN}"
+		shift 3
+	done
+}
+
+# wanted CELL: the cell is in BENCH_CELLS (prefixes), or BENCH_CELLS is empty.
+wanted() {
+	local p
+	[ -z "${BENCH_CELLS:-}" ] && return 0
+	for p in ${BENCH_CELLS//,/ }; do
+		[[ $1 == "$p"* ]] && return 0
+	done
+	return 1
+}
+
+# too_many_fails CELL: the last FAILS_IN_A_ROW runs failed (the cell ends:
+# a broken cell costs seconds, not the budget).
+too_many_fails() {
+	((FAILS >= FAILS_IN_A_ROW)) || return 1
+	echo "bench-fail $1: $FAILS failed runs in a row, cell ended" >&2
+}
+
+# abba CELL PAIRS TOOL ARGS...: rrxe (A, pair R) against C rxe (B, pair C),
+# after a discarded warm-up of each.
+abba() {
+	local cell=$1 pairs=$2 tool=$3 p
+	shift 3
+	wanted "$cell" || return 0
+	FAILS=0
+	bench_run 1 R "$tool" "$@" && emit "$cell" 0 rrxe/rxe A AB
+	bench_run 1 C "$tool" "$@" && emit "$cell" 0 rrxe/rxe B AB
+	for ((p = 0; p < pairs; p++)); do
+		if ((p % 2 == 0)); then
+			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A AB
+			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B AB
+		else
+			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B BA
+			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A BA
+		fi
+		too_many_fails "$cell" && return 0
+	done
+}
+
+# abba_controlled CELL PAIRS TOOL ARGS...: abba with both noise-floor
+# controls from the same runs.  Even pairs run R C C2 R2, odd pairs R2 C2
+# C R: rrxe/rxe is R then C (AB) or C then R (BA); rxe/rxe (A C2, B C) is
+# C then C2 (BA) or C2 then C (AB); rrxe/rrxe (A R2, B R) is R then R2
+# (BA) or R2 then R (AB).  A run of R or C counts in two comparisons.
+abba_controlled() {
+	local cell=$1 pairs=$2 tool=$3 p
+	shift 3
+	wanted "$cell" || return 0
+	FAILS=0
+	bench_run 1 R "$tool" "$@" && emit "$cell" 0 rrxe/rxe A AB rrxe/rrxe B AB
+	bench_run 1 C "$tool" "$@" && emit "$cell" 0 rrxe/rxe B AB rxe/rxe B AB
+	bench_run 1 C2 "$tool" "$@" && emit "$cell" 0 rxe/rxe A AB
+	bench_run 1 R2 "$tool" "$@" && emit "$cell" 0 rrxe/rrxe A AB
+	for ((p = 0; p < pairs; p++)); do
+		if ((p % 2 == 0)); then
+			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A AB rrxe/rrxe B BA
+			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B AB rxe/rxe B BA
+			bench_run 0 C2 "$tool" "$@" && emit "$cell" "$p" rxe/rxe A BA
+			bench_run 0 R2 "$tool" "$@" && emit "$cell" "$p" rrxe/rrxe A BA
+		else
+			bench_run 0 R2 "$tool" "$@" && emit "$cell" "$p" rrxe/rrxe A AB
+			bench_run 0 C2 "$tool" "$@" && emit "$cell" "$p" rxe/rxe A AB
+			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B BA rxe/rxe B AB
+			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A BA rrxe/rrxe B AB
+		fi
+		too_many_fails "$cell" && return 0
+	done
+}
+
+perftest_cells() {
+	local size mtu tool
+	# The goal cells, many pairs; two of them with the noise-floor controls.
+	abba_controlled ib_write_bw/65536/4096/1 "$PAIRS" ib_write_bw -s 65536 -m 4096 -D "$SECS" -f 1
+	abba_controlled ib_send_lat/2/1024/1 "$PAIRS" ib_send_lat -s 2 -m 1024 -D "$SECS" -f 1
+	abba ib_read_bw/65536/4096/1 "$PAIRS" ib_read_bw -s 65536 -m 4096 -D "$SECS" -f 1
+	abba ib_read_lat/2/1024/1 "$PAIRS" ib_read_lat -s 2 -m 1024 -D "$SECS" -f 1
+	abba ib_atomic_bw:FAA/8/1024/1 "$PAIRS" ib_atomic_bw -A FETCH_AND_ADD -m 1024 -D "$SECS" -f 1
+	abba ib_write_bw/65536/1024/4 "$PAIRS" ib_write_bw -s 65536 -m 1024 -q 4 -D "$SECS" -f 1
+	# The rest, few pairs.
+	for tool in ib_send_bw ib_write_bw ib_read_bw; do
+		for mtu in 1024 4096; do
+			for size in 4096 65536; do
+				[ "$tool/$size/$mtu" = ib_write_bw/65536/4096 ] && continue
+				[ "$tool/$size/$mtu" = ib_read_bw/65536/4096 ] && continue
+				abba "$tool/$size/$mtu/1" "$PAIRS_REST" "$tool" -s "$size" -m "$mtu" -D "$SECS" -f 1
+			done
+		done
+	done
+	abba ib_write_lat/2/1024/1 "$PAIRS_REST" ib_write_lat -s 2 -m 1024 -D "$SECS" -f 1
+	abba ib_atomic_bw:CAS/8/1024/1 "$PAIRS_REST" ib_atomic_bw -A CMP_AND_SWAP -m 1024 -D "$SECS" -f 1
+	abba ib_atomic_lat:FAA/8/1024/1 "$PAIRS_REST" ib_atomic_lat -A FETCH_AND_ADD -m 1024 -D "$SECS" -f 1
+	abba ib_atomic_lat:CAS/8/1024/1 "$PAIRS_REST" ib_atomic_lat -A CMP_AND_SWAP -m 1024 -D "$SECS" -f 1
+	# ibv_rc_pingpong has no time mode: a fixed count, about BENCH_SECS on
+	# either driver at this size (they move ~10-20 MB/s here).
+	abba ibv_rc_pingpong/4096/1024/1 "$PAIRS_REST" ibv_rc_pingpong -s 4096 -m 1024 -n $((SECS * 1000))
+	abba ibv_rc_pingpong/65536/1024/1 "$PAIRS_REST" ibv_rc_pingpong -s 65536 -m 1024 -n $((SECS * 80))
+}
+
+# nvme_run DRIVER ARM PAIRNO ORDER WARM: one NVMe/RDMA run on DRIVER in the
+# initial namespace (module loaded for it, unloaded after): fio sequential
+# write, then read, each its own benchrun line.
+nvme_run() {
+	local drv=$1 arm=$2 pno=$3 order=$4 warm=$5 rw v b0 busy kern ctxt t err
 	(
 		nvme_veth_up "$drv"
 		nvme_target_up 10.79.0.2
 		nvme_host_up 10.79.0.2
 		for rw in write read; do
-			if v=$(fio_seq_mbs "$rw" "${NVME_SECS:-10}") && pt_positive "$v"; then
-				echo "bench nvme_seq_$rw 4096 131072 2 $drv $v MB/s $r"
-			else
-				echo "bench-fail nvme_seq_$rw $drv" >&2
-			fi
+			err=""
+			t=$(uptime_now)
+			b0=$(wire_bytes /proc/net/dev nvh)
+			stat_now
+			busy=$BUSY kern=$KERN ctxt=$CTXT
+			v=$(fio_seq_mbs "$rw" "$NVME_SECS") && pt_positive "$v" || { err="fio $rw failed"; v=null; }
+			stat_now
+			RUN=$(printf '"value":%s,"unit":"MB/s","cpu_s":%s,"sys_s":%s,"ctxt":%d,"bytes":%d,"t":%s%s%s' "$v" \
+				"$(ticks_s $((BUSY - busy)))" "$(ticks_s $((KERN - kern)))" \
+				$((CTXT - ctxt)) $(($(wire_bytes /proc/net/dev nvh) - b0)) "$t" \
+				"$([ "$warm" = 1 ] && echo ',"warmup":true')" "$([ -n "$err" ] && echo ",\"error\":\"$err\"")")
+			emit "nvme_seq_$rw/131072/4096/2" "$pno" rrxe/rxe "$arm" "$order"
 		done
 		nvme_host_down
 		nvme_target_down
@@ -120,11 +313,34 @@ nvme_cells() { # driver round
 	rmmod "rdma_$drv" 2>/dev/null || true
 }
 
-for ((r = 0; r < rounds; r++)); do
-	if ((r % 2 == 0)); then order="rxe rrxe"; else order="rrxe rxe"; fi
-	for drv in $order; do
-		# BENCH_CELLS=nvme: the NVMe cells only.
-		if [ "${BENCH_CELLS:-all}" != nvme ]; then round_of "$drv" "$r"; fi
-		nvme_cells "$drv" "$r"
+nvme_cells() {
+	local p
+	wanted nvme_seq_write || wanted nvme_seq_read || return 0
+	nvme_run rrxe A 0 AB 1
+	nvme_run rxe B 0 AB 1
+	for ((p = 0; p < PAIRS_REST; p++)); do
+		if ((p % 2 == 0)); then
+			nvme_run rrxe A "$p" AB 0
+			nvme_run rxe B "$p" AB 0
+		else
+			nvme_run rxe B "$p" BA 0
+			nvme_run rrxe A "$p" BA 0
+		fi
 	done
-done
+}
+
+echo "bench: BENCH_SECS=$SECS BENCH_PAIRS=$PAIRS BENCH_PAIRS_REST=$PAIRS_REST BENCH_CELLS=${BENCH_CELLS:-all} NVME_SECS=$NVME_SECS, $(nproc) CPUs"
+modprobe rdma_rxe
+modprobe rdma_rrxe
+bench_pair R rrxe 1
+bench_pair C rxe 2
+bench_pair R2 rrxe 3
+bench_pair C2 rxe 4
+t0=$SECONDS
+perftest_cells
+echo "bench: perftest cells took $((SECONDS - t0)) s"
+bench_pairs_down
+rmmod rdma_rrxe rdma_rxe
+t0=$SECONDS
+nvme_cells
+echo "bench: NVMe cells took $((SECONDS - t0)) s"

@@ -2,10 +2,12 @@
 # `make bench`: benchmarks, apart from the tests.  Today: the protocol core
 # on the host (criterion: ICRC, parse+validate, build) reported in bytes/s
 # and as a ratio to plain memcpy of the same buffer, measured in the same
-# run.  Then, in one VM boot, stock perftest and ibv_rc_pingpong on rrxe and
-# C rxe, alternately (tools/testing/bench/bench-vm.sh), reported as rrxe/C-rxe
-# ratios per cell against the goals of Documentation (bench-report.py).
-# Results: out/bench/summary.txt, out/bench/vm.txt, out/bench/bandwidth.png.
+# run.  Then, in one VM boot, stock perftest, ibv_rc_pingpong and NVMe over
+# RDMA on rrxe and C rxe, A-B-B-A (bench-vm.sh; the method: METHOD.md),
+# reported per cell as the rrxe/C rxe ratio with its 95% interval against
+# the goals, beside two noise-floor controls (benchstat.py).
+# Results: out/bench/summary.txt, out/bench/vm.txt (and vm.csv, runs.jsonl),
+# out/bench/bandwidth.png.
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$top/scripts/lib.sh"
 rrxe_trap_errors
@@ -37,9 +39,9 @@ open(dest, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
 
-# rrxe vs C rxe, same VM boot (tools/testing/bench/bench-vm.sh): the table of
-# ratios per cell, medians over ROUNDS alternating rounds with the spread,
-# and a plot of bandwidth by size.
+# rrxe vs C rxe in one VM boot, A-B-B-A (bench-vm.sh, METHOD.md): one
+# benchrun line per run, then benchstat.py's table (ratios with 95%
+# bootstrap intervals, the noise-floor controls, CPU per MB) and the plot.
 export RRXE_OUT="$out/vm"
 mkdir -p "$RRXE_OUT"
 # The plot uses Debian's python3-matplotlib, so Debian's python3 (another
@@ -50,12 +52,17 @@ mkdir -p "$RRXE_OUT"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null ||
 		die "apt-get install python3-matplotlib failed"
 }
-# ROUNDS, BW_SIZES, BENCH_MTUS, LAT_ITERS, BENCH_CELLS and NVME_SECS (see
-# bench-vm.sh) pass into the VM.
-vm_env="ROUNDS=${ROUNDS:-5}"
-for v in BW_SIZES BENCH_MTUS LAT_ITERS BENCH_CELLS NVME_SECS; do
+# BENCH_SECS, BENCH_PAIRS, BENCH_PAIRS_REST, BENCH_CELLS and NVME_SECS
+# (see bench-vm.sh) pass into the VM.
+vm_env=""
+for v in BENCH_SECS BENCH_PAIRS BENCH_PAIRS_REST BENCH_CELLS NVME_SECS; do
 	if [ -n "${!v:-}" ]; then vm_env+=" $v='${!v}'"; fi
 done
+t0=$SECONDS
 VM_TIMEOUT=${VM_TIMEOUT:-7200} bash "$top/scripts/vm-run.sh" "$vm_env bash tools/testing/bench/bench-vm.sh" |
-	tee "$out/vm-raw.txt" | grep -E '^(bench|memcpy)' || true
-/usr/bin/python3 "$top/tools/testing/bench/bench-report.py" "$out/vm-raw.txt" "$out/vm.txt" "$out/bandwidth.png"
+	tee "$out/vm-raw.txt" | grep -E '^bench(:|-fail)' || true
+sed -n 's/^benchrun //p' "$out/vm-raw.txt" >"$out/runs.jsonl"
+[ -s "$out/runs.jsonl" ] || die "the VM reported no run (see $out/vm-raw.txt)"
+/usr/bin/python3 "$top/tools/testing/bench/benchstat.py" "$out/runs.jsonl" --table "$out/vm.txt" --csv "$out/vm.csv"
+/usr/bin/python3 "$top/tools/testing/bench/bench-plot.py" "$out/vm.csv" "$out/bandwidth.png"
+echo "bench: the VM part took $((SECONDS - t0)) s; table $out/vm.txt, runs $out/runs.jsonl, plot $out/bandwidth.png"

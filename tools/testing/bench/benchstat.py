@@ -123,7 +123,7 @@ def parse_cell(cell):
 
 
 def cell_name(cell):
-    """The name bench-report.py prints: "ib_write_bw 65536B mtu1024 q4"."""
+    """The name the table prints: "ib_write_bw 65536B mtu1024 q4"."""
     tool, size, mtu, qps = parse_cell(cell)
     return f"{tool} {size}B mtu{mtu}" + (f" q{qps}" if qps > 1 else "")
 
