@@ -13,7 +13,7 @@
 //!   syndromes and timers in [`aeth`], the RoCEv2 [`icrc`].
 //! * Decisions: receive checks in [`validate`], the IBTA QP state machine in
 //!   [`qp_state`], the requester's window in [`window`], a QP's wire
-//!   [`path`].
+//!   [`path`], who runs an engine task in [`task`].
 //!
 //! Dual build: the kernel module includes this file as a module
 //! (`#[path = "proto/src/lib.rs"] mod proto;`), so no item here names the
@@ -49,6 +49,7 @@ pub mod rdeth;
 pub mod resources;
 pub mod reth;
 pub mod segment;
+pub mod task;
 pub mod validate;
 pub mod window;
 pub mod wqe;
