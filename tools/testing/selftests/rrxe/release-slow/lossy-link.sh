@@ -14,11 +14,15 @@
 #
 # Volume (bytes per phase, i.e. SEND and the same again as WRITE), set by
 # what fits ~60-90 s quick.  This lossy link carries 0.8-0.9 MiB/s on the
-# release kernel under TCG (path MTU 4096, window 16; 1.2-1.7 MiB/s when
-# the test was written, 2026-11-23, a slowdown not yet explained), about
-# 1 MiB/s on the debug kernel: the netem delays, reordering and go-back-N
-# dominate, not the kernel's checks (each loss or early packet resends the
-# rest of the window, so rrxe sends ~45 packets per packet of data):
+# release kernel under TCG (path MTU 4096, window 16), about 1 MiB/s on
+# the debug kernel: the netem delays, reordering and go-back-N dominate,
+# not the kernel's checks (each loss or early packet resends the rest of
+# the window, so rrxe sends ~40 packets per packet of data).  It carried
+# 1.2-1.7 MiB/s when the test was written (2026-11-23) with the local ACK
+# timeout at 12: at 14 (below) each tail loss waits 67 ms instead of
+# 16.8, about 110 timeouts per 16 MiB, 7 of the 19 s; and since the
+# completer drops a NAK that acknowledges nothing outstanding, a stale
+# sequence NAK no longer restarts go-back-N early, ~20% more timeouts:
 #                 rrxe <-> rrxe    rrxe <-> C rxe
 #   release quick    8 MiB           4 MiB (rrxe sends)
 #   release full   512 MiB          32 MiB (each way)
