@@ -31,6 +31,17 @@ lossy() {
 	ip netns exec ppA tc qdisc add dev vpa root netem loss 5%
 	ip netns exec ppB tc qdisc add dev vpb root netem loss 5%
 }
+# lost PAIR WHAT: fails, after both devices' counters and the netem
+# drops (which side stopped retransmitting or answering).
+lost() {
+	local dev
+	for dev in ppa0 ppb0; do
+		note "$dev: $(rdma statistic show link "$dev/1" 2>&1 | sed 's/^link [^ ]* //')"
+	done
+	note "vpa netem: $(ip netns exec ppA tc -s qdisc show dev vpa | sed -n 's/^ *Sent //p')"
+	note "vpb netem: $(ip netns exec ppB tc -s qdisc show dev vpb | sed -n 's/^ *Sent //p')"
+	fail "$1: $2"
+}
 modprobe sch_netem
 pairs=("rrxe rrxe" "rxe rrxe" "rrxe rxe")
 debug_quick && pairs=("rrxe rrxe" "rrxe rxe")
@@ -40,16 +51,16 @@ for pair in "${pairs[@]}"; do
 	lossy
 	/usr/bin/python3 "$RRXE_PROGS/loss_test.py" \
 		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" "${LOSS_MESSAGES:-60}" ||
-		fail "$pair: loss test"
+		lost "$pair" "loss test"
 	/usr/bin/python3 "$RRXE_PROGS/loss_test.py" \
 		ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
 		--phases read,faa --size 1M --bytes "${LOSS_READ_BYTES:-4M}" --window 2 --atomics 200 ||
-		fail "$pair: READ/atomic loss test"
+		lost "$pair" "READ/atomic loss test"
 	if [ "$pair" = "rrxe rrxe" ]; then
 		/usr/bin/python3 "$RRXE_PROGS/persist_loss_test.py" \
 			ppa0 "$(pp_gid_index ppa0 10.77.0.1)" ppb0 "$(pp_gid_index ppb0 10.77.0.2)" \
 			--rounds "${PERSIST_ROUNDS:-150}" --window 4 ||
-			fail "$pair: FLUSH/ATOMIC WRITE loss test"
+			lost "$pair" "FLUSH/ATOMIC WRITE loss test"
 	fi
 	note "$pair: passed with 5% loss"
 	if [ "$pair" = "rrxe rrxe" ]; then
