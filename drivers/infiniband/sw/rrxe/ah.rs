@@ -59,7 +59,7 @@ pub(crate) fn create(
     sleepable: bool,
 ) -> Result<RrxeAh> {
     let gfp = if sleepable { GFP_KERNEL } else { GFP_ATOMIC };
-    if av.port_num != 1 || u32::from(av.sgid_index) >= param::GID_TBL_LEN as u32 {
+    if av.port_num != 1 || u32::from(av.sgid_index) >= param::gid_tbl_len() {
         rrxe_ratelimited!(
             pr_warn,
             "rrxe: create_ah: bad port {} or sgid_index {}\n",

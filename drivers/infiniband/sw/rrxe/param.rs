@@ -59,8 +59,20 @@ pub(crate) const MAX_TOTAL_MCAST_QP_ATTACH: u32 = 0x70000;
 /// Address handles: 2^15 - 1.
 pub(crate) const MAX_AH: i32 = (1 << 15) - 1;
 
-/// GID table entries per port.
-pub(crate) const GID_TBL_LEN: i32 = 1024;
+/// GID table entries per port, as C rxe's (the most `gid_tbl_len` takes).
+pub(crate) const GID_TBL_LEN: u32 = 1024;
+/// The fewest GID table entries `gid_tbl_len` takes.
+pub(crate) const GID_TBL_MIN: u32 = 16;
+
+/// GID table entries per port: the module parameter `gid_tbl_len`
+/// (default [`GID_TBL_LEN`]), clamped to [`GID_TBL_MIN`]..=[`GID_TBL_LEN`].
+/// ib_core creates three sysfs files per entry (`gids`, `gid_attrs/ndevs`,
+/// `gid_attrs/types`), which make `rdma link add` take 1.5-2 s and
+/// `delete` 1 s on a kernel with KASAN and lockdep; the test VM's debug
+/// boot sets 64.  Read-only: fixed for the module's lifetime.
+pub(crate) fn gid_tbl_len() -> u32 {
+    (*crate::module_parameters::gid_tbl_len.value()).clamp(GID_TBL_MIN, GID_TBL_LEN)
+}
 /// P_Key table entries per port (only the default P_Key).
 pub(crate) const PKEY_TBL_LEN: u16 = 1;
 /// The default full-membership P_Key.

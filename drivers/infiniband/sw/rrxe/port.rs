@@ -43,7 +43,7 @@ pub(crate) fn port_caps(link: LinkState) -> PortCaps {
         phys_state,
         max_mtu: IbMtu::Mtu4096 as u32,
         active_mtu: ib_mtu_for_netdev_mtu(link.mtu) as u32,
-        gid_tbl_len: param::GID_TBL_LEN,
+        gid_tbl_len: param::gid_tbl_len() as i32,
         port_cap_flags: param::PORT_CAP_CM_SUP,
         max_msg_sz: param::MAX_MSG_SZ,
         bad_pkey_cntr: 0,
@@ -59,7 +59,7 @@ pub(crate) fn port_caps(link: LinkState) -> PortCaps {
 pub(crate) fn port_immutable() -> PortImmutable {
     PortImmutable {
         pkey_tbl_len: i32::from(param::PKEY_TBL_LEN),
-        gid_tbl_len: param::GID_TBL_LEN,
+        gid_tbl_len: param::gid_tbl_len() as i32,
         core_cap_flags: CORE_CAP_ROCE_UDP_ENCAP,
         max_mad_size: param::MAX_MAD_SIZE,
     }
@@ -129,7 +129,9 @@ mod tests {
             imm.core_cap_flags,
             kernel::bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP
         );
-        assert_eq!(imm.gid_tbl_len, 1024);
+        // 1024 (C rxe's) unless the module was loaded with gid_tbl_len.
+        assert_eq!(imm.gid_tbl_len, param::gid_tbl_len() as i32);
+        assert!((16..=1024).contains(&imm.gid_tbl_len));
         assert_eq!(imm.pkey_tbl_len, 1);
         assert_eq!(imm.max_mad_size, 256);
     }

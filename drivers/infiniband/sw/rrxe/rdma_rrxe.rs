@@ -66,6 +66,10 @@ module! {
     license: "GPL",
     alias: ["rdma-link-rrxe"],
     params: {
+        gid_tbl_len: u32 {
+            default: 1024,
+            description: "GID table entries per port, 16-1024 (default 1024, as C rxe); ib_core's sysfs files for each entry make device creation slow on debug kernels",
+        },
         flush_icrc_rxe: u32 {
             default: 0,
             description: "1: send FLUSH requests with C rxe's ICRC coverage (which covers the headers twice) so C rxe accepts them; 0 (default): IBTA's",

@@ -186,7 +186,7 @@ fn check_values(a: &QpAttr, mask: u32) -> Result {
         return Err(bad("min_rnr_timer", a.min_rnr_timer.into()));
     }
     if has(attr::AV)
-        && (u32::from(a.path.sgid_index) >= param::GID_TBL_LEN as u32 || a.path.port_num > 1)
+        && (u32::from(a.path.sgid_index) >= param::gid_tbl_len() || a.path.port_num > 1)
     {
         return Err(bad("address vector sgid_index", a.path.sgid_index.into()));
     }
@@ -197,7 +197,7 @@ fn check_values(a: &QpAttr, mask: u32) -> Result {
         ));
     }
     if has(attr::ALT_PATH) {
-        if u32::from(a.alt_path.sgid_index) >= param::GID_TBL_LEN as u32
+        if u32::from(a.alt_path.sgid_index) >= param::gid_tbl_len()
             || a.alt_path.port_num > 1
             || a.alt_port_num != 1
         {
