@@ -216,8 +216,10 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
         qp.pmtu()
     };
     check_payload_fits(&pkt, limit).map_err(|_| Dropped)?;
-    // Last: the most expensive check, on packets that passed all others.
-    if !icrc_ok(skb, &lay) && !(pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb)) {
+    // Last: the most expensive check, on packets that passed all others
+    // (a FLUSH may carry C rxe's ICRC instead of IBTA's).
+    let icrc_good = icrc_ok(skb, &lay) || (pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb));
+    if !icrc_good {
         return Err(Dropped);
     }
     Ok(Target::Qp(qp, request))

@@ -45,7 +45,7 @@ impl<'a> UData<'a> {
         if self.raw.inlen < dst.len() {
             return Err(EINVAL);
         }
-        let src = kernel::uaccess::UserPtr::from_ptr(self.raw.inbuf as *mut core::ffi::c_void);
+        let src = kernel::uaccess::UserPtr::from_ptr(self.raw.inbuf.cast_mut());
         kernel::uaccess::UserSlice::new(src, dst.len())
             .reader()
             .read_slice(dst)
