@@ -41,6 +41,9 @@ PAIRS=${BENCH_PAIRS:-15}
 PAIRS_REST=${BENCH_PAIRS_REST:-3}
 NVME_SECS=${NVME_SECS:-6}
 HZ=$(getconf CLK_TCK)
+# perftest measures between margins of one second at each end (-f 1) and
+# refuses a duration not above twice the margin.
+((SECS > 2)) || { echo "bench: BENCH_SECS must be above 2 (is $SECS)" >&2; exit 1; }
 RUN_TIMEOUT=$((SECS + 60))
 FAILS_IN_A_ROW=3
 
@@ -219,7 +222,7 @@ abba() {
 			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B BA
 			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A BA
 		fi
-		too_many_fails "$cell" && return 0
+		if too_many_fails "$cell"; then return 0; fi
 	done
 }
 
@@ -249,7 +252,7 @@ abba_controlled() {
 			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B BA rxe/rxe B AB
 			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A BA rrxe/rrxe B AB
 		fi
-		too_many_fails "$cell" && return 0
+		if too_many_fails "$cell"; then return 0; fi
 	done
 }
 
@@ -340,7 +343,8 @@ t0=$SECONDS
 perftest_cells
 echo "bench: perftest cells took $((SECONDS - t0)) s"
 bench_pairs_down
-rmmod rdma_rrxe rdma_rxe
+rmmod rdma_rrxe rdma_rxe || true
 t0=$SECONDS
 nvme_cells
 echo "bench: NVMe cells took $((SECONDS - t0)) s"
+echo "bench: done"

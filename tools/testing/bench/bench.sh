@@ -63,6 +63,8 @@ VM_TIMEOUT=${VM_TIMEOUT:-7200} bash "$top/scripts/vm-run.sh" "$vm_env bash tools
 	tee "$out/vm-raw.txt" | grep -E '^bench(:|-fail)' || true
 sed -n 's/^benchrun //p' "$out/vm-raw.txt" >"$out/runs.jsonl"
 [ -s "$out/runs.jsonl" ] || die "the VM reported no run (see $out/vm-raw.txt)"
+grep -q '^bench: done' "$out/vm-raw.txt" ||
+	echo "bench: warning: the VM's run did not finish (see $out/vm-raw.txt); the table covers the cells it measured" >&2
 /usr/bin/python3 "$top/tools/testing/bench/benchstat.py" "$out/runs.jsonl" --table "$out/vm.txt" --csv "$out/vm.csv"
 /usr/bin/python3 "$top/tools/testing/bench/bench-plot.py" "$out/vm.csv" "$out/bandwidth.png"
 echo "bench: the VM part took $((SECONDS - t0)) s; table $out/vm.txt, runs $out/runs.jsonl, plot $out/bandwidth.png"

@@ -73,6 +73,21 @@ pub(crate) const GID_TBL_MIN: u32 = 16;
 pub(crate) fn gid_tbl_len() -> u32 {
     (*crate::module_parameters::gid_tbl_len.value()).clamp(GID_TBL_MIN, GID_TBL_LEN)
 }
+
+/// Says so at load when a parameter's value was out of range and is
+/// used clamped.
+pub(crate) fn warn_clamped() {
+    let asked = *crate::module_parameters::gid_tbl_len.value();
+    if asked != gid_tbl_len() {
+        kernel::pr_warn!(
+            "rrxe: gid_tbl_len={} is out of range {}-{}: using {}\n",
+            asked,
+            GID_TBL_MIN,
+            GID_TBL_LEN,
+            gid_tbl_len()
+        );
+    }
+}
 /// P_Key table entries per port (only the default P_Key).
 pub(crate) const PKEY_TBL_LEN: u16 = 1;
 /// The default full-membership P_Key.

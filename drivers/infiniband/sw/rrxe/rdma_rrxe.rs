@@ -107,6 +107,7 @@ pub(crate) fn module_ref() -> &'static ThisModule {
 
 impl kernel::InPlaceModule for RrxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        param::warn_clamped();
         link::init_registry();
         // Initialised in this order: the workqueues and the namespace hook
         // first, the notifier before the link type, so no device exists

@@ -177,7 +177,7 @@ pid_listening() {
 
 # One field of `ibv_devinfo -v -d DEV` (first match), e.g. devinfo rrxe0
 # state.  The fields plain ibv_devinfo prints are read without -v: -v
-# queries every entry of the 1024-entry GID table (half a second on the
+# queries every entry of the GID table (1024 by default: half a second on the
 # debug kernel).
 devinfo() {
 	local v=-v
@@ -237,7 +237,7 @@ gid_index() {
 # table whose GID matches PATTERN (hex digits and colons, `*` for any
 # run of them) and whose type is TYPE (e.g. "RoCE v2"), if given.  The
 # first 32 entries, where the wanted GID sits, are read with bash's own
-# read (no process: each costs 0.1-0.3 s under TCG); the rest of the 1024
+# read (no process: each costs 0.1-0.3 s under TCG); the rest of the table
 # with one grep.  GID_SCAN_MAX=N looks at the first N only (N <= 32).
 gid_scan() {
 	local d=/sys/class/infiniband/$1/ports/1 idx g best="" f
