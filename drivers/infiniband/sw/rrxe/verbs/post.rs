@@ -20,7 +20,10 @@
 //! driver does not read (memory registration), a full ring (`ENOMEM`).
 //! Everything else is for the engine to judge, with a completion.
 
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    prelude::*,
+    sync::{barrier::smp_mb, Arc},
+};
 
 use crate::device::RrxeDev;
 use crate::engine;
@@ -158,7 +161,15 @@ pub(crate) fn post_srq_recv(srq: &SrqShared, wr: &RecvWr<'_>) -> Result {
 pub(crate) fn kick(qp: &Arc<Qp>, send: bool) {
     if send {
         engine::schedule_send(qp);
-    } else if qp.state() == QpState::Err {
+        return;
+    }
+    // The ring's producer index is published; the engine publishes the
+    // error state, then flushes what the ring holds.  A full barrier
+    // between the store and the load, on both sides (the engine's is
+    // `Qp::enter_error`'s exchange): either this call sees ERR and kicks,
+    // or the flush sees the new request.
+    smp_mb();
+    if qp.state() == QpState::Err {
         engine::schedule_recv(qp);
     }
 }
