@@ -28,9 +28,10 @@
 #   release full   512 MiB          32 MiB (each way)
 #   debug quick      8 MiB           - (loss pairs them)
 #   debug full     256 MiB          16 MiB (each way)
-# C rxe as the requester is ~4x slower on this link than rrxe (0.22 MiB/s,
-# the same with C rxe on both ends).  Release full: 512 MiB + 512 MiB
-# ~20 minutes, the C rxe legs ~7, about half the directory's full
+# C rxe as the requester is 4-8x slower on this link than rrxe (0.10-0.22
+# MiB/s, the same with C rxe on both ends).  Release full, measured: 512
+# MiB + 512 MiB in 1241 s, rrxe -> C rxe 32 + 32 MiB in 77 s, C rxe ->
+# rrxe in 661 s (0.10 MiB/s), 1998 s in all, 55% of the directory's full
 # timeout (1 GiB + 1 GiB took 2367 s and the run hit the 3600 s limit in
 # the C rxe -> rrxe leg); release quick ~40 s, debug quick ~85 s.  (8 MiB
 # is 128 messages of 64 KiB per phase, hundreds of losses, reorderings and
