@@ -336,20 +336,29 @@ def pd_ptr():
 
 
 PD_PTR = pd_ptr()
+# Not on C rxe: its ODP copy indexes the page list by the iova instead of
+# the address, so this WRITE makes its responder read far outside the
+# list (KASAN on the debug kernel; on release an oops in
+# rxe_odp_map_range_and_lock, the iova in the registers, took a test VM
+# down once).
 IOVA = 0x7000_0000_0000
-ibuf = Buf(4 * PAGE)
-raw = VERBS.ibv_reg_mr_iova(PD_PTR, ibuf.addr, ibuf.size, IOVA, ALL | ODP)
-assert raw, f"ibv_reg_mr_iova: errno {ctypes.get_errno()}"
-ikey, = struct.unpack("<I", ctypes.string_at(raw + 36, 4))
-data = ramp(3000, 7, 11)
-src.write(0, data)
-src.drop()
-ibuf.drop()
-wc = one(a, ca, send_wr(42, e.IBV_WR_RDMA_WRITE, [SGE(src.addr, 3000, smr.lkey)], ikey, IOVA + 5000),
-         "write iova")
-check(True, "WRITE to an ODP MR by an iova other than its address",
-      wc.status == 0 and ibuf.read(5000, 3000) == data, f"status {wc.status}")
-VERBS.ibv_dereg_mr(raw)
+if STRICT:
+    ibuf = Buf(4 * PAGE)
+    raw = VERBS.ibv_reg_mr_iova(PD_PTR, ibuf.addr, ibuf.size, IOVA, ALL | ODP)
+    assert raw, f"ibv_reg_mr_iova: errno {ctypes.get_errno()}"
+    ikey, = struct.unpack("<I", ctypes.string_at(raw + 36, 4))
+    data = ramp(3000, 7, 11)
+    src.write(0, data)
+    src.drop()
+    ibuf.drop()
+    wc = one(a, ca, send_wr(42, e.IBV_WR_RDMA_WRITE, [SGE(src.addr, 3000, smr.lkey)], ikey, IOVA + 5000),
+             "write iova")
+    check(True, "WRITE to an ODP MR by an iova other than its address",
+          wc.status == 0 and ibuf.read(5000, 3000) == data, f"status {wc.status}")
+    VERBS.ibv_dereg_mr(raw)
+else:
+    print("ext: WRITE to an ODP MR by an iova other than its address: not run here "
+          "(its ODP copy would read outside its page list)")
 
 
 # advise_mr (on a fresh QP pair: a failed general case ends the old one).
