@@ -167,11 +167,18 @@ bench_run() {
 		FAILS=0
 	fi
 	[[ $tool == *_lat ]] && unit=usec
+	run_fields "$v" "$unit" "$busy" "$kern" "$ctxt" $((b1 - b0)) "$t" "$warm" "$err"
+}
+
+# run_fields VALUE UNIT BUSY0 KERN0 CTXT0 BYTES T WARM ERR: sets RUN, a
+# run's benchrun fields, from its figure and the /proc/stat readings
+# before it (stat_now's BUSY, KERN and CTXT hold the ones after).
+run_fields() {
 	RUN=$(printf '"value":%s,"unit":"%s","cpu_s":%s,"sys_s":%s,"ctxt":%d,"bytes":%d,"t":%s%s%s' \
-		"$v" "$unit" "$(ticks_s $((BUSY - busy)))" "$(ticks_s $((KERN - kern)))" \
-		$((CTXT - ctxt)) $((b1 - b0)) "$t" \
-		"$([ "$warm" = 1 ] && echo ',"warmup":true')" \
-		"$([ -n "$err" ] && echo ",\"error\":$(json_str "$err")")")
+		"$1" "$2" "$(ticks_s $((BUSY - $3)))" "$(ticks_s $((KERN - $4)))" \
+		$((CTXT - $5)) "$6" "$7" \
+		"$([ "$8" = 1 ] && echo ',"warmup":true')" \
+		"$([ -n "$9" ] && echo ",\"error\":$(json_str "$9")")")
 }
 
 # ticks_s TICKS: TICKS of /proc/stat in seconds.
@@ -302,10 +309,7 @@ nvme_run() {
 			busy=$BUSY kern=$KERN ctxt=$CTXT
 			v=$(fio_seq_mbs "$rw" "$NVME_SECS") && pt_positive "$v" || { err="fio $rw failed"; v=null; }
 			stat_now
-			RUN=$(printf '"value":%s,"unit":"MB/s","cpu_s":%s,"sys_s":%s,"ctxt":%d,"bytes":%d,"t":%s%s%s' "$v" \
-				"$(ticks_s $((BUSY - busy)))" "$(ticks_s $((KERN - kern)))" \
-				$((CTXT - ctxt)) $(($(wire_bytes /proc/net/dev nvh) - b0)) "$t" \
-				"$([ "$warm" = 1 ] && echo ',"warmup":true')" "$([ -n "$err" ] && echo ",\"error\":\"$err\"")")
+			run_fields "$v" MB/s "$busy" "$kern" "$ctxt" $(($(wire_bytes /proc/net/dev nvh) - b0)) "$t" "$warm" "$err"
 			emit "nvme_seq_$rw/131072/4096/2" "$pno" rrxe/rxe "$arm" "$order"
 		done
 		nvme_host_down
