@@ -33,7 +33,9 @@
 # MiB + 512 MiB in 1241 s, rrxe -> C rxe 32 + 32 MiB in 77 s, C rxe ->
 # rrxe in 661 s (0.10 MiB/s), 1998 s in all, 55% of the directory's full
 # timeout (1 GiB + 1 GiB took 2367 s and the run hit the 3600 s limit in
-# the C rxe -> rrxe leg); release quick ~40 s, debug quick ~85 s.  (8 MiB
+# the C rxe -> rrxe leg); debug full, measured: 256 + 256 MiB in 880 s,
+# rrxe -> C rxe 16 + 16 MiB in 60 s, C rxe -> rrxe in 585 s, 1604 s in
+# all; release quick ~40 s, debug quick ~85 s.  (8 MiB
 # is 128 messages of 64 KiB per phase, hundreds of losses, reorderings and
 # duplicates: every recovery path of the link, many times; the volume
 # beyond that is test-full's.)  LOSSY_BYTES and LOSSY_RXE_BYTES override
