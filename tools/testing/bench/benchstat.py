@@ -298,7 +298,8 @@ def table(summaries, warmups):
     controls = [s for s in summaries if s.control()]
     out += ["", f"goals met: {sum(s.passed for s in cells)} of {len(cells)} cells "
             f"({sum(s.verdict.startswith('too few') for s in cells)} with too few pairs for a verdict)",
-            f"noise-floor controls containing 1.0: {sum(s.passed for s in controls)} of {len(controls)}",
+            f"noise-floor controls containing 1.0: {sum(s.passed for s in controls)} of {len(controls)} "
+            f"({sum(s.verdict.startswith('too few') for s in controls)} with too few pairs for a verdict)",
             f"warm-up runs discarded: {warmups}; pairs dropped for a failed run: {sum(s.dropped for s in summaries)}"]
     return "\n".join(out) + "\n"
 

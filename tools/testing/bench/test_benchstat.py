@@ -224,7 +224,7 @@ class Output(unittest.TestCase):
         self.assertEqual(printed.getvalue(), text)
         self.assertIn("ib_write_bw 65536B mtu4096", text)
         self.assertIn("goals met: 1 of 1 cells", text)
-        self.assertIn("noise-floor controls containing 1.0: 1 of 1", text)
+        self.assertIn("noise-floor controls containing 1.0: 1 of 1 (0 with too few pairs", text)
 
 
 if __name__ == "__main__":
