@@ -25,10 +25,16 @@
 //! task waits for is held across a user copy: verbs copy to and from user
 //! memory before they take a lock the engine takes (`cq.rs`, `srq.rs`).
 //!
-//! A run does up to [`BUDGET`] steps, then requeues itself if work is left,
-//! so one busy QP cannot starve the others.  The doorbell (`post_send`)
-//! runs the send task inline when its lock is free, and queues it
-//! otherwise.
+//! Who runs a task is decided by its scheduling word (`qp/task.rs`): input
+//! (a packet, a WQE, a timer expiry, a new state) is published, then the
+//! word is kicked, and only a kick that finds the task without an owner
+//! queues its work item; a running owner sees the mark and makes another
+//! pass before it lets go.  A pass does up to [`BUDGET`] steps; an owner
+//! with work left hands the task to its work item (queued again), so one
+//! busy QP cannot starve the others.  The doorbell (`post_send`) claims
+//! the send task and runs one pass inline if it has no owner
+//! ([`INLINE_DOORBELL`]); `modify_qp` and destroy quiesce the tasks
+//! (destroy for good) before they take the sides' locks.
 //!
 //! The receive path (`rx.rs`) runs in softirq context: it checks what is
 //! cheap (lengths, ICRC, QP, addresses, state), appends the skb to the
@@ -50,9 +56,10 @@
 //! turn.
 //!
 //! Lifetimes: a work item or timer holds an `Arc` of its QP; destroying a
-//! QP marks it dead, drops the timer handle (cancelling the timer), takes
-//! the rings away and removes it from the table (waiting for RCU readers),
-//! so tasks that still run find it dead and only drop packets.  Unload
+//! QP marks it dead, quiesces both tasks for good (no owner from then on:
+//! kicks only mark, a queued run gives up), waits for a pass in progress
+//! (the sides' locks), drops the timer handle (cancelling the timer), takes
+//! the rings away and removes it from the table (waiting for RCU readers).  Unload
 //! empties each workqueue's slot, waits for RCU readers and drains the
 //! queue.
 
@@ -79,9 +86,14 @@ use kernel::{
 use crate::kapi::workqueue::{OwnedQueue, QueueSlot, SlotGuard, MAX_ACTIVE};
 use crate::proto::cqe::WcStatus;
 use crate::qp::{send::SendSide, Qp};
+use crate::qp::task::{Claim, Kick, Take};
 
 /// Steps a task run takes before it yields the worker.
 pub(crate) const BUDGET: u32 = 1024;
+
+/// Whether the doorbell runs a pass of the send task in the caller when
+/// the task has no owner (else it queues the task, as C rxe 7.2 does).
+const INLINE_DOORBELL: bool = true;
 
 /// Whether the engine's workers run at high priority.  Measured with engine
 /// v2 (two alternating rounds, same boot): worse in 10 of 11 cells (e.g.
@@ -125,9 +137,37 @@ fn queue_of(qp: &Qp) -> &'static QueueSlot {
     }
 }
 
-/// Queues `qp`'s send task (a run already queued covers this request).
+/// Input for `qp`'s send task was published: queues the task unless it
+/// has an owner, who will see the input.  Any context.
 pub(crate) fn schedule_send(qp: &Arc<Qp>) {
-    let _ = queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 0>(qp.clone()));
+    if qp.send_sched.kick() == Kick::Queue {
+        queue_send(qp);
+    }
+}
+
+/// Input for `qp`'s receive task was published (as [`schedule_send`]).
+pub(crate) fn schedule_recv(qp: &Arc<Qp>) {
+    if qp.recv_sched.kick() == Kick::Queue {
+        queue_recv(qp);
+    }
+}
+
+/// Queues the send task's work item for its owner (a transition of the
+/// word said so).  The item cannot be queued already (one owner, one
+/// item); if the workqueue is gone (unload), the owner gives up.
+pub(crate) fn queue_send(qp: &Arc<Qp>) {
+    match queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 0>(qp.clone())) {
+        Some(Ok(())) => {}
+        _ => qp.send_sched.abandon(),
+    }
+}
+
+/// Queues the receive task's work item (as [`queue_send`]).
+pub(crate) fn queue_recv(qp: &Arc<Qp>) {
+    match queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 1>(qp.clone())) {
+        Some(Ok(())) => {}
+        _ => qp.recv_sched.abandon(),
+    }
 }
 
 /// Queues an asynchronous prefetch (`advise_mr`, a user's); dropped if
@@ -136,16 +176,26 @@ pub(crate) fn schedule_prefetch(job: Arc<crate::verbs::advise::PrefetchJob>) {
     let _ = USER_WQ.with(|q| q.enqueue(job));
 }
 
-/// Queues `qp`'s receive task.
-pub(crate) fn schedule_recv(qp: &Arc<Qp>) {
-    let _ = queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 1>(qp.clone()));
+/// `modify_qp` ends its quiesce of `qp`'s tasks (started before it took
+/// their locks; they are released): the runs that input during it asked
+/// for are queued.
+pub(crate) fn unquiesce(qp: &Arc<Qp>) {
+    if qp.send_sched.unquiesce() == Kick::Queue {
+        queue_send(qp);
+    }
+    if qp.recv_sched.unquiesce() == Kick::Queue {
+        queue_recv(qp);
+    }
 }
 
-/// The doorbell: runs the send task now if nobody holds the send side,
-/// else leaves it to the task (queued).
+/// The doorbell (process context): new WQEs are in the send ring.  If
+/// the send task has no owner, the caller takes it and runs a pass
+/// ([`INLINE_DOORBELL`]); else the owner sees the WQEs.
 pub(crate) fn doorbell(qp: &Arc<Qp>) {
-    if !send::run_if_free(qp) {
+    if !INLINE_DOORBELL {
         schedule_send(qp);
+    } else if qp.send_sched.claim() == Claim::Won {
+        send::own(qp, true);
     }
 }
 
@@ -178,7 +228,9 @@ impl WorkItem<0> for Qp {
     type Pointer = Arc<Qp>;
 
     fn run(this: Arc<Qp>) {
-        send::run(&this);
+        if this.send_sched.take_queued() == Take::Run {
+            send::own(&this, false);
+        }
     }
 }
 
@@ -186,7 +238,9 @@ impl WorkItem<1> for Qp {
     type Pointer = Arc<Qp>;
 
     fn run(this: Arc<Qp>) {
-        recv::run(&this);
+        if this.recv_sched.take_queued() == Take::Run {
+            recv::own(&this);
+        }
     }
 }
 

@@ -3,15 +3,16 @@
 //! The send task of a QP: under its `send` lock, step by step, the
 //! completer handles queued acknowledgements and timer expiries, then the
 //! requester sends new packets; in the error state the send queue is
-//! flushed.  Up to [`BUDGET`] steps per run, then it requeues itself if
-//! work is left.
+//! flushed.  Up to [`BUDGET`] steps per pass; an owner with work left
+//! hands the task to its work item (`engine.rs`).
 
 use kernel::{
     sync::Arc,
     time::{Instant, Monotonic},
 };
 
-use super::{completer, requester, rx, schedule_send, BUDGET};
+use crate::qp::task::Finish;
+use super::{completer, queue_send, requester, rx, BUDGET};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
 use crate::qp::{send::SendSide, Qp};
@@ -26,38 +27,44 @@ pub(crate) enum Step {
     Idle,
 }
 
-/// Runs the send task (from its work item).
-pub(crate) fn run(qp: &Arc<Qp>) {
+/// Runs the send task as its owner (its work item, or the doorbell that
+/// claimed it: `inline`): passes while input arrives during them; work
+/// left after a pass, or new input after the doorbell's one pass, goes to
+/// the work item.  A pass that cannot have the lock (a quiescer waits for
+/// it, or holds it) leaves its input marked for the end of the quiesce.
+pub(crate) fn own(qp: &Arc<Qp>, inline: bool) {
+    loop {
+        let missed = match qp.send.try_lock() {
+            Some(mut s) if !qp.send_sched.quiesced() => {
+                let more = pass(qp, &mut s);
+                drop(s);
+                if more {
+                    return hand_over(qp);
+                }
+                false
+            }
+            _ => true,
+        };
+        match qp.send_sched.finish(missed) {
+            Finish::Idle => return,
+            Finish::Again if inline => return hand_over(qp),
+            Finish::Again => {}
+        }
+    }
+}
+
+/// The owner hands the task to its work item.
+fn hand_over(qp: &Arc<Qp>) {
+    qp.send_sched.park();
+    queue_send(qp);
+}
+
+/// One pass: up to [`BUDGET`] steps; true if work is left.
+fn pass(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
     if qp.is_dead() {
         qp.rx_responses.purge();
-        return;
-    }
-    let mut s = qp.send.lock();
-    if run_locked(qp, &mut s) {
-        drop(s);
-        schedule_send(qp);
-    }
-}
-
-/// Runs the send task in the caller (the doorbell) if its lock is free;
-/// false if it is taken (the holder, or a queued run, will see the new
-/// work).
-pub(crate) fn run_if_free(qp: &Arc<Qp>) -> bool {
-    if qp.is_dead() {
-        return true;
-    }
-    let Some(mut s) = qp.send.try_lock() else {
         return false;
-    };
-    if run_locked(qp, &mut s) {
-        drop(s);
-        schedule_send(qp);
     }
-    true
-}
-
-/// Up to [`BUDGET`] steps; true if work is left.
-fn run_locked(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
     for _ in 0..BUDGET {
         if qp.is_dead() {
             return false;

@@ -341,6 +341,11 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     drop(paths);
     let pmtu = IbMtu::from_raw(a.path_mtu).map_or(256, |m| m.bytes());
     let was = qp.state();
+    // The tasks are quiesced while their sides change: a pass in progress
+    // ends first (the lock), none starts meanwhile, and input that came
+    // in between runs once the quiesce ends.
+    qp.send_sched.quiesce();
+    qp.recv_sched.quiesce();
     {
         let mut s = qp.send.lock();
         s.apply(&a, mask, pmtu, to_reset);
@@ -353,6 +358,7 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     qp.set_pmtu(pmtu);
     qp.set_state(next);
     drop(a);
+    engine::unquiesce(qp);
     match next {
         // The tasks flush their queues.
         QpState::Err if was != QpState::Err => engine::fail(qp, "moved to the error state"),
@@ -392,12 +398,16 @@ pub(crate) fn query(h: &RrxeQp) -> (QpAttr, QpInit) {
 }
 
 /// `destroy_qp`: marks the QP dead (tasks that still hold it find it so),
-/// cancels its timer, takes its rings away (their mappings go now, while
+/// quiesces its tasks for good, cancels its timer, takes its rings away (their mappings go now, while
 /// the user context exists) and removes it from the table (waiting for
 /// concurrent lookups in the receive path).
 pub(crate) fn destroy(h: RrxeQp) {
     let qp = &h.qp;
     qp.mark_dead();
+    // For good: no task runs from now on but a pass in progress, which
+    // the sides' locks below wait for.
+    qp.send_sched.quiesce();
+    qp.recv_sched.quiesce();
     // uverbs detaches a QP's groups before destroying it; a kernel
     // caller might not.
     qp.dev.mcast.detach_all(&qp.dev.netdev, qp.qpn);
