@@ -99,3 +99,54 @@ impl TaskWord {
         task::quiescers(self.0.load(Relaxed)) != 0
     }
 }
+
+#[kernel::macros::kunit_tests(rrxe_task)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kick_queues_once_and_the_owner_sees_the_rest() {
+        let t = TaskWord::new();
+        assert_eq!(t.kick(), Kick::Queue);
+        assert_eq!(t.kick(), Kick::Marked);
+        assert_eq!(t.claim(), Claim::Lost);
+        assert_eq!(t.take_queued(), Take::Run);
+        // The marks: one more pass, then idle.
+        assert_eq!(t.finish(false), Finish::Again);
+        assert_eq!(t.finish(false), Finish::Idle);
+        assert_eq!(t.claim(), Claim::Won);
+        assert_eq!(t.finish(false), Finish::Idle);
+    }
+
+    #[test]
+    fn a_stray_run_touches_nothing() {
+        let t = TaskWord::new();
+        assert_eq!(t.take_queued(), Take::Stray);
+        assert_eq!(t.kick(), Kick::Queue);
+    }
+
+    #[test]
+    fn input_during_a_quiesce_runs_after_it() {
+        let t = TaskWord::new();
+        t.quiesce();
+        assert!(t.quiesced());
+        assert_eq!(t.kick(), Kick::Marked);
+        assert_eq!(t.claim(), Claim::Lost);
+        assert_eq!(t.unquiesce(), Kick::Queue);
+        assert!(!t.quiesced());
+        assert_eq!(t.take_queued(), Take::Run);
+        assert_eq!(t.finish(false), Finish::Idle);
+    }
+
+    #[test]
+    fn destroy_leaves_no_owner() {
+        let t = TaskWord::new();
+        assert_eq!(t.kick(), Kick::Queue);
+        // Destroy quiesces for good while the run is queued: the run gives
+        // up, later kicks only mark.
+        t.quiesce();
+        assert_eq!(t.take_queued(), Take::Stray);
+        assert_eq!(t.kick(), Kick::Marked);
+        assert_eq!(t.claim(), Claim::Lost);
+    }
+}
