@@ -85,8 +85,8 @@ use kernel::{
 
 use crate::kapi::workqueue::{OwnedQueue, QueueSlot, SlotGuard, MAX_ACTIVE};
 use crate::proto::cqe::WcStatus;
-use crate::qp::{send::SendSide, Qp};
 use crate::qp::task::{Claim, Kick, Take};
+use crate::qp::{send::SendSide, Qp};
 
 /// Steps a task run takes before it yields the worker.
 pub(crate) const BUDGET: u32 = 1024;

@@ -8,10 +8,10 @@
 
 use kernel::sync::Arc;
 
-use crate::qp::task::Finish;
 use super::{queue_recv, responder, BUDGET};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
+use crate::qp::task::Finish;
 use crate::qp::{recv::RecvSide, Qp};
 
 /// What a pass found besides work left.

@@ -11,10 +11,10 @@ use kernel::{
     time::{Instant, Monotonic},
 };
 
-use crate::qp::task::Finish;
 use super::{completer, queue_send, requester, rx, BUDGET};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
+use crate::qp::task::Finish;
 use crate::qp::{send::SendSide, Qp};
 use crate::tx::Sent;
 
