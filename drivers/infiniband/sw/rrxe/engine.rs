@@ -56,8 +56,9 @@
 //! turn.
 //!
 //! Lifetimes: a work item or timer holds an `Arc` of its QP; destroying a
-//! QP marks it dead, quiesces both tasks for good (no owner from then on:
-//! kicks only mark, a queued run gives up), waits for a pass in progress
+//! QP marks it dead, quiesces both tasks for good (no new owner from then
+//! on: kicks only mark, a queued run gives up; an owner past its pass may
+//! still queue or raise, on its own `Arc`), waits for a pass in progress
 //! (the sides' locks), drops the timer handle (cancelling the timer), takes
 //! the rings away and removes it from the table (waiting for RCU readers).  Unload
 //! empties each workqueue's slot, waits for RCU readers and drains the
@@ -90,6 +91,10 @@ use crate::qp::{send::SendSide, Qp};
 
 /// Steps a task run takes before it yields the worker.
 pub(crate) const BUDGET: u32 = 1024;
+
+/// Passes a work item makes for input that arrives during them before it
+/// hands the task to a new run (queued behind the other QPs' work).
+pub(crate) const PASSES_PER_RUN: u32 = 4;
 
 /// Whether the doorbell runs a pass of the send task in the caller when
 /// the task has no owner (else it queues the task, as C rxe 7.2 does).
@@ -158,7 +163,10 @@ pub(crate) fn schedule_recv(qp: &Arc<Qp>) {
 pub(crate) fn queue_send(qp: &Arc<Qp>) {
     match queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 0>(qp.clone())) {
         Some(Ok(())) => {}
-        _ => qp.send_sched.abandon(),
+        // Pending already: that run owns the task (the word says this
+        // cannot happen).
+        Some(Err(_)) => already_queued(qp, "send"),
+        None => qp.send_sched.abandon(),
     }
 }
 
@@ -166,8 +174,19 @@ pub(crate) fn queue_send(qp: &Arc<Qp>) {
 pub(crate) fn queue_recv(qp: &Arc<Qp>) {
     match queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 1>(qp.clone())) {
         Some(Ok(())) => {}
-        _ => qp.recv_sched.abandon(),
+        Some(Err(_)) => already_queued(qp, "receive"),
+        None => qp.recv_sched.abandon(),
     }
+}
+
+/// A task's work item was found queued when its word said it was not.
+fn already_queued(qp: &Qp, task: &str) {
+    crate::rrxe_ratelimited!(
+        pr_warn,
+        "rrxe: QP {:#x}: {} task queued twice\n",
+        qp.qpn,
+        task
+    );
 }
 
 /// Queues an asynchronous prefetch (`advise_mr`, a user's); dropped if
@@ -192,7 +211,8 @@ pub(crate) fn unquiesce(qp: &Arc<Qp>) {
 /// the send task has no owner, the caller takes it and runs a pass
 /// ([`INLINE_DOORBELL`]); else the owner sees the WQEs.
 pub(crate) fn doorbell(qp: &Arc<Qp>) {
-    if !INLINE_DOORBELL {
+    // A kernel consumer may ring it in atomic context: no pass there.
+    if !INLINE_DOORBELL || !qp.user {
         schedule_send(qp);
     } else if qp.send_sched.claim() == Claim::Won {
         send::own(qp, true);

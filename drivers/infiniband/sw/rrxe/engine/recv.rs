@@ -8,7 +8,7 @@
 
 use kernel::sync::Arc;
 
-use super::{queue_recv, responder, BUDGET};
+use super::{queue_recv, responder, BUDGET, PASSES_PER_RUN};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
 use crate::qp::task::Finish;
@@ -28,7 +28,7 @@ struct Pass {
 /// arrives during them; work left goes back to the work item.  A pass that
 /// cannot have the lock (a quiescer) leaves its input marked.
 pub(crate) fn own(qp: &Arc<Qp>) {
-    loop {
+    for passes in 1.. {
         let missed = match qp.recv.try_lock() {
             Some(mut r) if !qp.recv_sched.quiesced() => {
                 let done = pass(qp, &mut r);
@@ -49,8 +49,14 @@ pub(crate) fn own(qp: &Arc<Qp>) {
             }
             _ => true,
         };
-        if qp.recv_sched.finish(missed) == Finish::Idle {
-            return;
+        match qp.recv_sched.finish(missed) {
+            Finish::Idle => return,
+            // A steady stream of requests would keep the worker forever.
+            Finish::Again if passes >= PASSES_PER_RUN => {
+                qp.recv_sched.park();
+                return queue_recv(qp);
+            }
+            Finish::Again => {}
         }
     }
 }

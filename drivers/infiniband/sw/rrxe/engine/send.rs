@@ -11,7 +11,7 @@ use kernel::{
     time::{Instant, Monotonic},
 };
 
-use super::{completer, queue_send, requester, rx, BUDGET};
+use super::{completer, queue_send, requester, rx, BUDGET, PASSES_PER_RUN};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
 use crate::qp::task::Finish;
@@ -33,7 +33,7 @@ pub(crate) enum Step {
 /// the work item.  A pass that cannot have the lock (a quiescer waits for
 /// it, or holds it) leaves its input marked for the end of the quiesce.
 pub(crate) fn own(qp: &Arc<Qp>, inline: bool) {
-    loop {
+    for passes in 1.. {
         let missed = match qp.send.try_lock() {
             Some(mut s) if !qp.send_sched.quiesced() => {
                 let more = pass(qp, &mut s);
@@ -47,7 +47,10 @@ pub(crate) fn own(qp: &Arc<Qp>, inline: bool) {
         };
         match qp.send_sched.finish(missed) {
             Finish::Idle => return,
-            Finish::Again if inline => return hand_over(qp),
+            // The doorbell's caller gets back at once; a work item yields
+            // the worker after a few passes (a steady stream of ACKs
+            // would keep it forever).
+            Finish::Again if inline || passes >= PASSES_PER_RUN => return hand_over(qp),
             Finish::Again => {}
         }
     }

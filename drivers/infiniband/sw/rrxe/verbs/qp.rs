@@ -356,7 +356,13 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     }
     qp.recv.lock().apply(&a, mask, pmtu, to_reset);
     qp.set_pmtu(pmtu);
-    qp.set_state(next);
+    // A pass that ended before the quiesce may have moved the QP to the
+    // error state since `was` was read: that stands (only RESET leaves
+    // it), or the QP would leave ERR with its send queue half flushed.
+    let errored_meanwhile = was != QpState::Err && qp.state() == QpState::Err;
+    if !errored_meanwhile || next == QpState::Reset {
+        qp.set_state(next);
+    }
     drop(a);
     engine::unquiesce(qp);
     match next {
@@ -404,8 +410,8 @@ pub(crate) fn query(h: &RrxeQp) -> (QpAttr, QpInit) {
 pub(crate) fn destroy(h: RrxeQp) {
     let qp = &h.qp;
     qp.mark_dead();
-    // For good: no task runs from now on but a pass in progress, which
-    // the sides' locks below wait for.
+    // For good: no pass starts from now on; one in progress ends before
+    // the sides' locks below are taken.
     qp.send_sched.quiesce();
     qp.recv_sched.quiesce();
     // uverbs detaches a QP's groups before destroying it; a kernel

@@ -147,6 +147,11 @@ pub const fn quiesce(word: u32) -> Option<u32> {
 /// the task and must queue its work item (input arrived during the
 /// quiesce).
 pub const fn unquiesce(word: u32) -> (u32, Kick) {
+    if quiescers(word) == 0 {
+        // Not quiesced (a quiesce that could not count itself): nothing
+        // to end.
+        return (word, Kick::Marked);
+    }
     let word = word - QUIESCER;
     if quiescers(word) == 0 && word & BUSY == 0 && word & ARMED != 0 {
         ((word | BUSY | QUEUED) & !ARMED, Kick::Queue)
