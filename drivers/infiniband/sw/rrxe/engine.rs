@@ -76,7 +76,7 @@ pub(crate) mod send;
 
 use kernel::{
     prelude::*,
-    sync::{Arc, ArcBorrow},
+    sync::{atomic::ordering::Release, Arc, ArcBorrow},
     time::{
         hrtimer::{HrTimerCallback, HrTimerCallbackContext, HrTimerPointer, HrTimerRestart},
         Delta,
@@ -268,8 +268,9 @@ impl HrTimerCallback for Qp {
     type Pointer<'a> = Arc<Qp>;
 
     fn run(this: ArcBorrow<'_, Qp>, _ctx: HrTimerCallbackContext<'_, Qp>) -> HrTimerRestart {
-        // Hard interrupt context: only schedule; the task checks whether
-        // the deadline is still current.
+        // Hard interrupt context: only mark and schedule; the task checks
+        // whether the deadline is still current.
+        this.timer_fired.store(true, Release);
         let qp: Arc<Qp> = this.into();
         schedule_send(&qp);
         HrTimerRestart::NoRestart

@@ -186,6 +186,9 @@ pub(crate) struct Qp {
     /// Acknowledgements for the send task.
     #[pin]
     pub(crate) rx_responses: SkbQueue,
+    /// The hrtimer fired since the send task last looked (`engine/send.rs`
+    /// reads the clock only then).
+    pub(crate) timer_fired: Atomic<bool>,
     /// Who runs the send task (`qp/task.rs`).
     pub(crate) send_sched: TaskWord,
     /// Who runs the receive task.
@@ -287,6 +290,7 @@ impl Qp {
                 recv <- new_mutex!(recv),
                 rx_requests <- SkbQueue::new(RX_QUEUE_LIMIT, RX_QUEUE_BYTES),
                 rx_responses <- SkbQueue::new(RX_QUEUE_LIMIT, RX_QUEUE_BYTES),
+                timer_fired: Atomic::new(false),
                 send_sched: TaskWord::new(),
                 recv_sched: TaskWord::new(),
                 send_task <- new_work!("rrxe::send_task"),

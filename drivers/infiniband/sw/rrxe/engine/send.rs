@@ -7,7 +7,10 @@
 //! hands the task to its work item (`engine.rs`).
 
 use kernel::{
-    sync::Arc,
+    sync::{
+        atomic::ordering::{Acquire, Relaxed},
+        Arc,
+    },
     time::{Instant, Monotonic},
 };
 
@@ -76,7 +79,7 @@ fn pass(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
             completer::handle(qp, s, skb);
             continue;
         }
-        if timer_due(s) {
+        if timer_due(qp, s) {
             completer::timer_expired(qp, s);
             continue;
         }
@@ -109,8 +112,15 @@ fn pass(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
     true
 }
 
-/// The timer's deadline has passed.
-fn timer_due(s: &SendSide) -> bool {
+/// The timer fired and its deadline has passed: one clock read per
+/// firing, none per step.  A firing for a deadline moved since (the timer
+/// was armed again) is dropped: the timer armed for the new one fires in
+/// its turn.
+fn timer_due(qp: &Qp, s: &SendSide) -> bool {
+    if !qp.timer_fired.load(Acquire) {
+        return false;
+    }
+    qp.timer_fired.store(false, Relaxed);
     match s.timer {
         Some((_, when)) => (when - Instant::<Monotonic>::now()).as_nanos() <= 0,
         None => false,

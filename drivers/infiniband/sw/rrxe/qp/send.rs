@@ -80,6 +80,10 @@ pub(crate) struct SendSide {
     pub(crate) gap_retry_at: Option<Psn>,
     /// The timer's purpose and deadline, if set.
     pub(crate) timer: Option<(TimerKind, Instant<Monotonic>)>,
+    /// `comp_psn` when the retransmit timer was armed: progress since
+    /// then makes its expiry re-arm it instead of resending (the timer is
+    /// not restarted for each acknowledgement).
+    pub(crate) armed_comp: Psn,
     /// The armed hrtimer; dropping it cancels it.
     pub(crate) timer_handle: Option<ArcHrTimerHandle<Qp>>,
     /// The error state's flush ran (reset by `reset`).
@@ -112,6 +116,7 @@ impl SendSide {
             rd_atomic_out: 0,
             gap_retry_at: None,
             timer: None,
+            armed_comp: Psn::default(),
             timer_handle: None,
             err_flushed: false,
             sqd_notify: false,
