@@ -45,8 +45,11 @@
 //! drops (and counts) what does not fit.
 //!
 //! Timers: one hrtimer per QP (retransmit or RNR wait), microsecond
-//! resolution; its callback only schedules the send task, which checks
-//! the deadline.  Dropping the timer's handle cancels it.
+//! resolution; its callback only marks the QP (`timer_fired`) and kicks
+//! the send task, which reads the clock then and checks the deadline.
+//! The retransmit timer is lazy: acknowledgements do not restart it, its
+//! expiry re-arms it if there was progress.  Dropping the timer's handle
+//! cancels it.
 //!
 //! Lock order: a QP's `attrs`, then `send`, then `recv`, then a CQ's ring;
 //! the skb queues' own spinlocks are leaves, and so is the multicast
