@@ -138,6 +138,13 @@ fn ack_through(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) -> bool {
 /// retransmission).
 fn rewind(qp: &Qp, s: &mut SendSide) {
     qp.count(Counter::Retransmits);
+    // The resend is timed afresh (the requester arms the timer as it
+    // sends): the retransmit timer of the first transmission would expire
+    // less than a timeout after the resend and spend a second retry on
+    // it.  An RNR wait stays.
+    if matches!(s.timer, Some((TimerKind::Retransmit, _))) {
+        s.clear_timer();
+    }
     resume_at_comp(s);
 }
 
@@ -241,6 +248,8 @@ fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
     let psn = pkt.psn();
     match aeth.syndrome() {
         Syndrome::Ack { .. } => {
+            // At the last acknowledged PSN: a duplicate (`in_window`).
+            s.renewed |= psn == s.comp_psn.prev();
             ack_through(qp, s, psn);
         }
         Syndrome::RnrNak(t) => {
@@ -288,10 +297,11 @@ pub(crate) fn timer_expired(qp: &Arc<Qp>, s: &mut SendSide) {
     match kind {
         // The RNR wait is over: the rewind was done when the NAK came.
         TimerKind::RnrWait => {}
-        // Nothing outstanding: the timer stops.  Progress since it was
-        // armed: a full timeout from now.  Neither: resend.
+        // Nothing outstanding: the timer stops.  Progress or a duplicate
+        // ACK since it was armed: a full timeout from now.  Neither:
+        // resend.
         TimerKind::Retransmit if s.comp_psn == s.sent_end => {}
-        TimerKind::Retransmit if s.comp_psn != s.armed_comp => arm_retransmit(qp, s),
+        TimerKind::Retransmit if s.comp_psn != s.armed_comp || s.renewed => arm_retransmit(qp, s),
         TimerKind::Retransmit => {
             s.gap_retry_at = None;
             qp.count(Counter::RetryTimeout);

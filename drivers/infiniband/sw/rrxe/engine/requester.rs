@@ -62,6 +62,7 @@ pub(crate) fn set_timer(qp: &Arc<Qp>, s: &mut SendSide, kind: TimerKind, after: 
 /// use).
 pub(crate) fn arm_retransmit(qp: &Arc<Qp>, s: &mut SendSide) {
     s.armed_comp = s.comp_psn;
+    s.renewed = false;
     let timeout = qp.path.get().map_or(0, |p| p.timeout);
     if let Some(ns) = ack_timeout_ns(timeout) {
         set_timer(

@@ -8,7 +8,7 @@
 
 use kernel::{
     sync::{
-        atomic::ordering::{Acquire, Relaxed},
+        atomic::ordering::{Full, Relaxed},
         Arc,
     },
     time::{Instant, Monotonic},
@@ -117,10 +117,15 @@ fn pass(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
 /// was armed again) is dropped: the timer armed for the new one fires in
 /// its turn.
 fn timer_due(qp: &Qp, s: &SendSide) -> bool {
-    if !qp.timer_fired.load(Acquire) {
+    if !qp.timer_fired.load(Relaxed) {
         return false;
     }
-    qp.timer_fired.store(false, Relaxed);
+    // Taken in one step: with a load and a later store, a firing between
+    // them (the timer armed again this pass) would be overwritten, and
+    // the QP would never resend.
+    if !qp.timer_fired.xchg(false, Full) {
+        return false;
+    }
     match s.timer {
         Some((_, when)) => (when - Instant::<Monotonic>::now()).as_nanos() <= 0,
         None => false,

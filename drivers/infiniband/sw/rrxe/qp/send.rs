@@ -84,6 +84,10 @@ pub(crate) struct SendSide {
     /// then makes its expiry re-arm it instead of resending (the timer is
     /// not restarted for each acknowledgement).
     pub(crate) armed_comp: Psn,
+    /// A duplicate positive ACK (the responder answering a resend) came
+    /// since the retransmit timer was armed: its expiry re-arms it too, as
+    /// any acknowledgement restarts C rxe's timer.
+    pub(crate) renewed: bool,
     /// The armed hrtimer; dropping it cancels it.
     pub(crate) timer_handle: Option<ArcHrTimerHandle<Qp>>,
     /// The error state's flush ran (reset by `reset`).
@@ -117,6 +121,7 @@ impl SendSide {
             gap_retry_at: None,
             timer: None,
             armed_comp: Psn::default(),
+            renewed: false,
             timer_handle: None,
             err_flushed: false,
             sqd_notify: false,
@@ -164,6 +169,9 @@ impl SendSide {
             self.psn = Psn::new(a.sq_psn);
             self.comp_psn = self.psn;
             self.sent_end = self.psn;
+            // Nothing is outstanding in the new sequence: a retransmit
+            // timer from the old one (lazy, left running) must not time it.
+            self.clear_timer();
         }
         if mask & attr::RETRY_CNT != 0 {
             self.retry_left = a.retry_cnt;

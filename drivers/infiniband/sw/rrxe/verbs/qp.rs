@@ -360,11 +360,16 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     // error state since `was` was read: that stands (only RESET leaves
     // it), or the QP would leave ERR with its send queue half flushed.
     let errored_meanwhile = was != QpState::Err && qp.state() == QpState::Err;
-    if !errored_meanwhile || next == QpState::Reset {
+    let stays_err = errored_meanwhile && !matches!(next, QpState::Reset | QpState::Err);
+    if !stays_err {
         qp.set_state(next);
     }
     drop(a);
     engine::unquiesce(qp);
+    if stays_err {
+        // As C rxe's check would refuse ERR -> `next`.
+        return Err(EINVAL);
+    }
     match next {
         // The tasks flush their queues.
         QpState::Err if was != QpState::Err => engine::fail(qp, "moved to the error state"),
