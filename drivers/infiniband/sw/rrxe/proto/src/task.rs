@@ -203,6 +203,12 @@ mod tests {
     }
 
     #[test]
+    fn unquiesce_without_a_quiescer_changes_nothing() {
+        assert_eq!(unquiesce(BUSY | ARMED), (BUSY | ARMED, Kick::Marked));
+        assert_eq!(unquiesce(ARMED), (ARMED, Kick::Marked));
+    }
+
+    #[test]
     fn quiesce_overflow_is_refused() {
         assert_eq!(quiesce(u32::MAX - 3), None);
     }
