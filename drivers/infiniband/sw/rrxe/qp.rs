@@ -21,7 +21,10 @@
 //! * two bounded queues of received packets, requests for the receive task
 //!   and acknowledgements for the send task, filled in softirq context
 //!   (bounded in packets and in bytes), and the path MTU the receive path
-//!   checks their length against (an atomic).
+//!   checks their length against (an atomic);
+//! * who runs each task ([`Qp::send_sched`], [`Qp::recv_sched`],
+//!   `qp/task.rs`): an atomic word each, which decides who may take the
+//!   side's lock.
 //!
 //! Lock order (see also `engine`): `attrs`, then `send`, then `recv`; a CQ's
 //! ring lock is taken last, inside either side.  The receive path in
@@ -32,6 +35,7 @@ pub(crate) mod migration;
 pub(crate) mod path;
 pub(crate) mod recv;
 pub(crate) mod send;
+pub(crate) mod task;
 
 use kernel::{
     impl_has_hr_timer, impl_has_work, new_mutex, new_spinlock, new_work,
@@ -62,6 +66,7 @@ use crate::proto::qp_state::{QpState, QpType};
 use crate::queue::Queue;
 use crate::srq::{SrqShared, SrqTable};
 use crate::stats::{Counter, Stats};
+use task::TaskWord;
 
 pub(crate) use path::{Endpoints, PathCell};
 
@@ -181,6 +186,13 @@ pub(crate) struct Qp {
     /// Acknowledgements for the send task.
     #[pin]
     pub(crate) rx_responses: SkbQueue,
+    /// The hrtimer fired since the send task last looked (`engine/send.rs`
+    /// reads the clock only then).
+    pub(crate) timer_fired: Atomic<bool>,
+    /// Who runs the send task (`qp/task.rs`).
+    pub(crate) send_sched: TaskWord,
+    /// Who runs the receive task.
+    pub(crate) recv_sched: TaskWord,
     #[pin]
     pub(crate) send_task: Work<Qp, 0>,
     #[pin]
@@ -278,6 +290,9 @@ impl Qp {
                 recv <- new_mutex!(recv),
                 rx_requests <- SkbQueue::new(RX_QUEUE_LIMIT, RX_QUEUE_BYTES),
                 rx_responses <- SkbQueue::new(RX_QUEUE_LIMIT, RX_QUEUE_BYTES),
+                timer_fired: Atomic::new(false),
+                send_sched: TaskWord::new(),
+                recv_sched: TaskWord::new(),
                 send_task <- new_work!("rrxe::send_task"),
                 recv_task <- new_work!("rrxe::recv_task"),
                 timer <- HrTimer::new(),

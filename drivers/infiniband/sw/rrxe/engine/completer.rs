@@ -111,13 +111,14 @@ fn gap_retry(qp: &Arc<Qp>, s: &mut SendSide) {
     retry(qp, s);
 }
 
-/// Sets the timer after progress: none when nothing is outstanding, the
-/// retransmit timer otherwise (an RNR wait stays).
+/// Sets the timer after progress, lazily: a running retransmit timer is
+/// left to expire, and its expiry sees the progress (`armed_comp`) and
+/// re-arms for a full timeout from then (so a resend comes one to two
+/// timeouts after the last progress, as on C rxe), instead of a cancel, a
+/// clock read and a restart per acknowledgement.  An RNR wait stays.
 fn rearm(qp: &Arc<Qp>, s: &mut SendSide) {
-    match s.timer {
-        Some((TimerKind::RnrWait, _)) => {}
-        _ if s.comp_psn == s.sent_end => s.clear_timer(),
-        _ => arm_retransmit(qp, s),
+    if s.timer.is_none() && s.comp_psn != s.sent_end {
+        arm_retransmit(qp, s);
     }
 }
 
@@ -137,6 +138,13 @@ fn ack_through(qp: &Arc<Qp>, s: &mut SendSide, psn: Psn) -> bool {
 /// retransmission).
 fn rewind(qp: &Qp, s: &mut SendSide) {
     qp.count(Counter::Retransmits);
+    // The resend is timed afresh (the requester arms the timer as it
+    // sends): the retransmit timer of the first transmission would expire
+    // less than a timeout after the resend and spend a second retry on
+    // it.  An RNR wait stays.
+    if matches!(s.timer, Some((TimerKind::Retransmit, _))) {
+        s.clear_timer();
+    }
     resume_at_comp(s);
 }
 
@@ -240,6 +248,8 @@ fn handle_ack(qp: &Arc<Qp>, s: &mut SendSide, pkt: &Packet<'_>) {
     let psn = pkt.psn();
     match aeth.syndrome() {
         Syndrome::Ack { .. } => {
+            // At the last acknowledged PSN: a duplicate (`in_window`).
+            s.renewed |= psn == s.comp_psn.prev();
             ack_through(qp, s, psn);
         }
         Syndrome::RnrNak(t) => {
@@ -287,12 +297,15 @@ pub(crate) fn timer_expired(qp: &Arc<Qp>, s: &mut SendSide) {
     match kind {
         // The RNR wait is over: the rewind was done when the NAK came.
         TimerKind::RnrWait => {}
+        // Nothing outstanding: the timer stops.  Progress or a duplicate
+        // ACK since it was armed: a full timeout from now.  Neither:
+        // resend.
+        TimerKind::Retransmit if s.comp_psn == s.sent_end => {}
+        TimerKind::Retransmit if s.comp_psn != s.armed_comp || s.renewed => arm_retransmit(qp, s),
         TimerKind::Retransmit => {
             s.gap_retry_at = None;
-            if s.comp_psn != s.sent_end {
-                qp.count(Counter::RetryTimeout);
-                retry(qp, s);
-            }
+            qp.count(Counter::RetryTimeout);
+            retry(qp, s);
         }
     }
 }

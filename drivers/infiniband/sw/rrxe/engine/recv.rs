@@ -2,45 +2,84 @@
 
 //! The receive task of a QP: under its `recv` lock, the responder sends
 //! the READ response in progress, packet by packet, and handles the
-//! requests the receive path queued, up to [`BUDGET`] steps per run (then
-//! it requeues itself if work is left); in the error state the receive
-//! queue is flushed and queued requests are dropped.
+//! requests the receive path queued, up to [`BUDGET`] steps per pass (an
+//! owner with work left hands the task to its work item); in the error
+//! state the receive queue is flushed and queued requests are dropped.
 
 use kernel::sync::Arc;
 
-use super::{responder, schedule_recv, BUDGET};
+use super::{queue_recv, responder, BUDGET, PASSES_PER_RUN};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
-use crate::qp::Qp;
+use crate::qp::task::Finish;
+use crate::qp::{recv::RecvSide, Qp};
 
-/// Runs the receive task (from its work item).
-pub(crate) fn run(qp: &Arc<Qp>) {
+/// What a pass found besides work left.
+struct Pass {
+    /// Work is left (budget spent, a response in progress, requests
+    /// queued).
+    more: bool,
+    /// The pass flushed the receive queue for the first time in the error
+    /// state.
+    first_flush: bool,
+}
+
+/// Runs the receive task as its owner (its work item): passes while input
+/// arrives during them; work left goes back to the work item.  A pass that
+/// cannot have the lock (a quiescer) leaves its input marked.
+pub(crate) fn own(qp: &Arc<Qp>) {
+    for passes in 1.. {
+        let missed = match qp.recv.try_lock() {
+            Some(mut r) if !qp.recv_sched.quiesced() => {
+                let done = pass(qp, &mut r);
+                drop(r);
+                if done.first_flush {
+                    // IBTA 11.5.2.3 (C11-5.2.3.2): the QP takes nothing
+                    // more from its SRQ.
+                    if qp.srq.is_some() {
+                        qp.raise(QpEvent::LastWqeReached);
+                    }
+                    super::schedule_send(qp);
+                }
+                if done.more {
+                    qp.recv_sched.park();
+                    return queue_recv(qp);
+                }
+                false
+            }
+            _ => true,
+        };
+        match qp.recv_sched.finish(missed) {
+            Finish::Idle => return,
+            // A steady stream of requests would keep the worker forever.
+            Finish::Again if passes >= PASSES_PER_RUN => {
+                qp.recv_sched.park();
+                return queue_recv(qp);
+            }
+            Finish::Again => {}
+        }
+    }
+}
+
+/// One pass: up to [`BUDGET`] steps.
+fn pass(qp: &Arc<Qp>, r: &mut RecvSide) -> Pass {
+    let idle = Pass {
+        more: false,
+        first_flush: false,
+    };
     if qp.is_dead() {
         qp.rx_requests.purge();
-        return;
+        return idle;
     }
-    let mut r = qp.recv.lock();
     for _ in 0..BUDGET {
         if qp.is_dead() {
-            return;
+            return idle;
         }
         if qp.state() == QpState::Err {
             let more = r.flush(qp, BUDGET);
             qp.rx_requests.purge();
-            let first = !core::mem::replace(&mut r.err_flushed, true);
-            drop(r);
-            if first {
-                // IBTA 11.5.2.3 (C11-5.2.3.2): the QP takes nothing more
-                // from its SRQ.
-                if qp.srq.is_some() {
-                    qp.raise(QpEvent::LastWqeReached);
-                }
-                super::schedule_send(qp);
-            }
-            if more {
-                schedule_recv(qp);
-            }
-            return;
+            let first_flush = !core::mem::replace(&mut r.err_flushed, true);
+            return Pass { more, first_flush };
         }
         if r.reply.is_some() {
             // A later request waits for the end of the response (taken
@@ -48,26 +87,25 @@ pub(crate) fn run(qp: &Arc<Qp>) {
             // duplicate of the READ being answered restarts it.
             if r.stash.is_none() {
                 if let Some(skb) = qp.rx_requests.pop() {
-                    if responder::restarts_reply(&r, &skb) {
-                        responder::handle(qp, &mut r, skb);
+                    if responder::restarts_reply(r, &skb) {
+                        responder::handle(qp, r, skb);
                         continue;
                     }
                     r.stash = Some(skb);
                 }
             }
-            responder::reply_step(qp, &mut r);
+            responder::reply_step(qp, r);
             continue;
         }
         let Some(skb) = r.stash.take().or_else(|| qp.rx_requests.pop()) else {
-            responder::flush_ack(qp, &mut r);
-            return;
+            responder::flush_ack(qp, r);
+            return idle;
         };
-        responder::handle(qp, &mut r, skb);
+        responder::handle(qp, r, skb);
     }
-    responder::flush_ack(qp, &mut r);
-    let replying = r.reply.is_some() || r.stash.is_some();
-    drop(r);
-    if replying || qp.rx_requests.len() > 0 {
-        schedule_recv(qp);
+    responder::flush_ack(qp, r);
+    Pass {
+        more: r.reply.is_some() || r.stash.is_some() || qp.rx_requests.len() > 0,
+        first_flush: false,
     }
 }

@@ -61,6 +61,8 @@ pub(crate) fn set_timer(qp: &Arc<Qp>, s: &mut SendSide, kind: TimerKind, after: 
 /// (Re)starts the retransmit timer (the local ACK timeout of the path in
 /// use).
 pub(crate) fn arm_retransmit(qp: &Arc<Qp>, s: &mut SendSide) {
+    s.armed_comp = s.comp_psn;
+    s.renewed = false;
     let timeout = qp.path.get().map_or(0, |p| p.timeout);
     if let Some(ns) = ack_timeout_ns(timeout) {
         set_timer(

@@ -3,17 +3,21 @@
 //! The send task of a QP: under its `send` lock, step by step, the
 //! completer handles queued acknowledgements and timer expiries, then the
 //! requester sends new packets; in the error state the send queue is
-//! flushed.  Up to [`BUDGET`] steps per run, then it requeues itself if
-//! work is left.
+//! flushed.  Up to [`BUDGET`] steps per pass; an owner with work left
+//! hands the task to its work item (`engine.rs`).
 
 use kernel::{
-    sync::Arc,
+    sync::{
+        atomic::ordering::{Full, Relaxed},
+        Arc,
+    },
     time::{Instant, Monotonic},
 };
 
-use super::{completer, requester, rx, schedule_send, BUDGET};
+use super::{completer, queue_send, requester, rx, BUDGET, PASSES_PER_RUN};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
+use crate::qp::task::Finish;
 use crate::qp::{send::SendSide, Qp};
 use crate::tx::Sent;
 
@@ -26,38 +30,47 @@ pub(crate) enum Step {
     Idle,
 }
 
-/// Runs the send task (from its work item).
-pub(crate) fn run(qp: &Arc<Qp>) {
+/// Runs the send task as its owner (its work item, or the doorbell that
+/// claimed it: `inline`): passes while input arrives during them; work
+/// left after a pass, or new input after the doorbell's one pass, goes to
+/// the work item.  A pass that cannot have the lock (a quiescer waits for
+/// it, or holds it) leaves its input marked for the end of the quiesce.
+pub(crate) fn own(qp: &Arc<Qp>, inline: bool) {
+    for passes in 1.. {
+        let missed = match qp.send.try_lock() {
+            Some(mut s) if !qp.send_sched.quiesced() => {
+                let more = pass(qp, &mut s);
+                drop(s);
+                if more {
+                    return hand_over(qp);
+                }
+                false
+            }
+            _ => true,
+        };
+        match qp.send_sched.finish(missed) {
+            Finish::Idle => return,
+            // The doorbell's caller gets back at once; a work item yields
+            // the worker after a few passes (a steady stream of ACKs
+            // would keep it forever).
+            Finish::Again if inline || passes >= PASSES_PER_RUN => return hand_over(qp),
+            Finish::Again => {}
+        }
+    }
+}
+
+/// The owner hands the task to its work item.
+fn hand_over(qp: &Arc<Qp>) {
+    qp.send_sched.park();
+    queue_send(qp);
+}
+
+/// One pass: up to [`BUDGET`] steps; true if work is left.
+fn pass(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
     if qp.is_dead() {
         qp.rx_responses.purge();
-        return;
-    }
-    let mut s = qp.send.lock();
-    if run_locked(qp, &mut s) {
-        drop(s);
-        schedule_send(qp);
-    }
-}
-
-/// Runs the send task in the caller (the doorbell) if its lock is free;
-/// false if it is taken (the holder, or a queued run, will see the new
-/// work).
-pub(crate) fn run_if_free(qp: &Arc<Qp>) -> bool {
-    if qp.is_dead() {
-        return true;
-    }
-    let Some(mut s) = qp.send.try_lock() else {
         return false;
-    };
-    if run_locked(qp, &mut s) {
-        drop(s);
-        schedule_send(qp);
     }
-    true
-}
-
-/// Up to [`BUDGET`] steps; true if work is left.
-fn run_locked(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
     for _ in 0..BUDGET {
         if qp.is_dead() {
             return false;
@@ -66,7 +79,7 @@ fn run_locked(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
             completer::handle(qp, s, skb);
             continue;
         }
-        if timer_due(s) {
+        if timer_due(qp, s) {
             completer::timer_expired(qp, s);
             continue;
         }
@@ -99,8 +112,20 @@ fn run_locked(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
     true
 }
 
-/// The timer's deadline has passed.
-fn timer_due(s: &SendSide) -> bool {
+/// The timer fired and its deadline has passed: one clock read per
+/// firing, none per step.  A firing for a deadline moved since (the timer
+/// was armed again) is dropped: the timer armed for the new one fires in
+/// its turn.
+fn timer_due(qp: &Qp, s: &SendSide) -> bool {
+    if !qp.timer_fired.load(Relaxed) {
+        return false;
+    }
+    // Taken in one step: with a load and a later store, a firing between
+    // them (the timer armed again this pass) would be overwritten, and
+    // the QP would never resend.
+    if !qp.timer_fired.xchg(false, Full) {
+        return false;
+    }
     match s.timer {
         Some((_, when)) => (when - Instant::<Monotonic>::now()).as_nanos() <= 0,
         None => false,

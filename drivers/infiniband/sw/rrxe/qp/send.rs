@@ -80,6 +80,14 @@ pub(crate) struct SendSide {
     pub(crate) gap_retry_at: Option<Psn>,
     /// The timer's purpose and deadline, if set.
     pub(crate) timer: Option<(TimerKind, Instant<Monotonic>)>,
+    /// `comp_psn` when the retransmit timer was armed: progress since
+    /// then makes its expiry re-arm it instead of resending (the timer is
+    /// not restarted for each acknowledgement).
+    pub(crate) armed_comp: Psn,
+    /// A duplicate positive ACK (the responder answering a resend) came
+    /// since the retransmit timer was armed: its expiry re-arms it too, as
+    /// any acknowledgement restarts C rxe's timer.
+    pub(crate) renewed: bool,
     /// The armed hrtimer; dropping it cancels it.
     pub(crate) timer_handle: Option<ArcHrTimerHandle<Qp>>,
     /// The error state's flush ran (reset by `reset`).
@@ -112,6 +120,8 @@ impl SendSide {
             rd_atomic_out: 0,
             gap_retry_at: None,
             timer: None,
+            armed_comp: Psn::default(),
+            renewed: false,
             timer_handle: None,
             err_flushed: false,
             sqd_notify: false,
@@ -159,6 +169,9 @@ impl SendSide {
             self.psn = Psn::new(a.sq_psn);
             self.comp_psn = self.psn;
             self.sent_end = self.psn;
+            // Nothing is outstanding in the new sequence: a retransmit
+            // timer from the old one (lazy, left running) must not time it.
+            self.clear_timer();
         }
         if mask & attr::RETRY_CNT != 0 {
             self.retry_left = a.retry_cnt;

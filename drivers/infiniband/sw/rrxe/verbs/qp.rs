@@ -341,6 +341,11 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     drop(paths);
     let pmtu = IbMtu::from_raw(a.path_mtu).map_or(256, |m| m.bytes());
     let was = qp.state();
+    // The tasks are quiesced while their sides change: a pass in progress
+    // ends first (the lock), none starts meanwhile, and input that came
+    // in between runs once the quiesce ends.
+    qp.send_sched.quiesce();
+    qp.recv_sched.quiesce();
     {
         let mut s = qp.send.lock();
         s.apply(&a, mask, pmtu, to_reset);
@@ -351,8 +356,20 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     }
     qp.recv.lock().apply(&a, mask, pmtu, to_reset);
     qp.set_pmtu(pmtu);
-    qp.set_state(next);
+    // A pass that ended before the quiesce may have moved the QP to the
+    // error state since `was` was read: that stands (only RESET leaves
+    // it), or the QP would leave ERR with its send queue half flushed.
+    let errored_meanwhile = was != QpState::Err && qp.state() == QpState::Err;
+    let stays_err = errored_meanwhile && !matches!(next, QpState::Reset | QpState::Err);
+    if !stays_err {
+        qp.set_state(next);
+    }
     drop(a);
+    engine::unquiesce(qp);
+    if stays_err {
+        // As C rxe's check would refuse ERR -> `next`.
+        return Err(EINVAL);
+    }
     match next {
         // The tasks flush their queues.
         QpState::Err if was != QpState::Err => engine::fail(qp, "moved to the error state"),
@@ -392,12 +409,16 @@ pub(crate) fn query(h: &RrxeQp) -> (QpAttr, QpInit) {
 }
 
 /// `destroy_qp`: marks the QP dead (tasks that still hold it find it so),
-/// cancels its timer, takes its rings away (their mappings go now, while
+/// quiesces its tasks for good, cancels its timer, takes its rings away (their mappings go now, while
 /// the user context exists) and removes it from the table (waiting for
 /// concurrent lookups in the receive path).
 pub(crate) fn destroy(h: RrxeQp) {
     let qp = &h.qp;
     qp.mark_dead();
+    // For good: no pass starts from now on; one in progress ends before
+    // the sides' locks below are taken.
+    qp.send_sched.quiesce();
+    qp.recv_sched.quiesce();
     // uverbs detaches a QP's groups before destroying it; a kernel
     // caller might not.
     qp.dev.mcast.detach_all(&qp.dev.netdev, qp.qpn);

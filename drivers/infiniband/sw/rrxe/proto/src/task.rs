@@ -20,7 +20,8 @@
 //! * [`finish`]: what an owner does after a pass, with its lock already
 //!   released: run again if input arrived meanwhile, else go idle.
 //! * [`park`]: an owner that spent its budget keeps the task and hands it
-//!   to a work item it queues, so other tasks get the worker.
+//!   to a work item it queues, so other tasks get the worker; [`abandon`]:
+//!   one that cannot queue it (the workqueue is gone) gives it up.
 //! * [`quiesce`] / [`unquiesce`]: `modify_qp` and destroy stop the task
 //!   (then they take its lock, which waits for a pass in progress); the
 //!   last to end a quiesce queues the run that input during it asked for
@@ -131,6 +132,12 @@ pub const fn park(word: u32) -> u32 {
     word | QUEUED
 }
 
+/// An owner whose work item could not be queued (the workqueue is gone)
+/// gives the task up, the input marked.
+pub const fn abandon(word: u32) -> u32 {
+    (word & !(BUSY | QUEUED)) | ARMED
+}
+
 /// A quiescer starts; `None` if the count would overflow.
 pub const fn quiesce(word: u32) -> Option<u32> {
     word.checked_add(QUIESCER)
@@ -140,6 +147,11 @@ pub const fn quiesce(word: u32) -> Option<u32> {
 /// the task and must queue its work item (input arrived during the
 /// quiesce).
 pub const fn unquiesce(word: u32) -> (u32, Kick) {
+    if quiescers(word) == 0 {
+        // Not quiesced (a quiesce that could not count itself): nothing
+        // to end.
+        return (word, Kick::Marked);
+    }
     let word = word - QUIESCER;
     if quiescers(word) == 0 && word & BUSY == 0 && word & ARMED != 0 {
         ((word | BUSY | QUEUED) & !ARMED, Kick::Queue)
@@ -182,6 +194,18 @@ mod tests {
         let w = quiesce(BUSY | QUEUED).unwrap();
         assert_eq!(take_queued(w), (QUIESCER | ARMED, Take::Stray));
         assert_eq!(take_queued(QUIESCER), (QUIESCER, Take::Stray));
+    }
+
+    #[test]
+    fn abandon_gives_up_and_marks() {
+        assert_eq!(abandon(BUSY | QUEUED), ARMED);
+        assert_eq!(abandon(QUIESCER | BUSY | QUEUED), QUIESCER | ARMED);
+    }
+
+    #[test]
+    fn unquiesce_without_a_quiescer_changes_nothing() {
+        assert_eq!(unquiesce(BUSY | ARMED), (BUSY | ARMED, Kick::Marked));
+        assert_eq!(unquiesce(ARMED), (ARMED, Kick::Marked));
     }
 
     #[test]

@@ -251,6 +251,17 @@ impl World {
                     (Finish::Again, _) => Pc::TryLock,
                     (Finish::Idle, _) => Pc::Start,
                 };
+                // Told to run again, an owner may instead (once) hand the
+                // task to its work item (the doorbell after its one pass,
+                // a work item after a few).
+                if f == Finish::Again && a.may_park {
+                    let mut parked = w.clone();
+                    let p = &mut parked.actors[i];
+                    p.may_park = false;
+                    p.pc = Pc::Enqueue;
+                    parked.word = task::park(parked.word);
+                    return vec![w, parked];
+                }
             }
             (role, pc) => panic!("{role:?} has no owner step at {pc:?}"),
         }
