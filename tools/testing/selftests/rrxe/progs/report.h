@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-static int failures;
+static int failures __attribute__((unused));
 
-static void note(const char *fmt, ...)
+static inline void note(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -28,7 +28,7 @@ static void note(const char *fmt, ...)
 }
 
 /* Something that must hold did not: counted, the run goes on. */
-static void bad(const char *fmt, ...)
+static inline void bad(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -42,7 +42,7 @@ static void bad(const char *fmt, ...)
 }
 
 /* The test itself cannot go on (setup failed). */
-static void die(const char *fmt, ...)
+static inline void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -55,7 +55,7 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-static double now(void)
+static inline double now(void)
 {
 	struct timespec ts;
 

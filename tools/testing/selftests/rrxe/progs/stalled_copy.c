@@ -55,8 +55,8 @@
 #include <rdma/rdma_user_rxe.h>
 
 #include "report.h"
+#include "ibdev.h"
 
-static const char *ibdev = "rrxe0";
 static int sends = 16;
 static int wait_ms = 5000;
 
@@ -80,57 +80,7 @@ static int wait_flag(atomic_int *flag, int ms)
 	return 1;
 }
 
-/* ---- the device ---- */
-
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static union ibv_gid gid;
-static int gid_index = -1;
-static size_t page;
-
-/* Index and value of the device's first RoCE v2 IPv4-mapped GID. */
-static void find_gid(void)
-{
-	char path[256], s[64];
-
-	for (int i = 0; i < 64; i++) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gid_attrs/types/%d",
-			 ibdev, i);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(s, sizeof(s), f) || strncmp(s, "RoCE v2", 7)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		if (ibv_query_gid(ctx, 1, i, &gid))
-			continue;
-		if (!gid.raw[0] && !gid.raw[8] && gid.raw[10] == 0xff && gid.raw[11] == 0xff) {
-			gid_index = i;
-			return;
-		}
-	}
-	die("%s has no RoCE v2 IPv4 GID (give its netdev an address)", ibdev);
-}
-
-static void dev_open(void)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), ibdev))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		die("cannot open %s", ibdev);
-	ibv_free_device_list(list);
-	pd = ibv_alloc_pd(ctx);
-	if (!pd)
-		die("alloc_pd: %s", strerror(errno));
-	find_gid();
-}
+static size_t page;	/* the system's page size */
 
 /* ---- two RC QPs connected to each other through the device's GID ---- */
 
@@ -158,44 +108,6 @@ static struct ibv_qp *rc_qp(struct ibv_cq *cq, struct ibv_srq *srq)
 	return qp;
 }
 
-static void rc_connect(struct ibv_qp *qp, uint32_t dest)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				  IBV_QP_ACCESS_FLAGS))
-		die("modify_qp INIT: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("modify_qp RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	/* 4.096 us * 2^19, about 2 s, 7 retries: a QP whose peer is held up
-	 * by the bug keeps retrying for longer than the check waits (with
-	 * 2^18, 8.6 s, its retries ran out within the 10 s wait on debug). */
-	a.timeout = 19;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify_qp RTS: %s", strerror(errno));
-}
 
 static void pair_make(struct pair *p, struct ibv_srq *srq)
 {
@@ -204,8 +116,11 @@ static void pair_make(struct pair *p, struct ibv_srq *srq)
 		die("create_cq: %s", strerror(errno));
 	p->a = rc_qp(p->cq, NULL);
 	p->b = rc_qp(p->cq, srq);
-	rc_connect(p->a, p->b->qp_num);
-	rc_connect(p->b, p->a->qp_num);
+	/* 4.096 us * 2^19, about 2 s, 7 retries: a QP whose peer is held up
+	 * by the bug keeps retrying for longer than the check waits (with
+	 * 2^18, 8.6 s, its retries ran out within the 10 s wait on debug). */
+	rc_connect(p->a, p->b->qp_num, 19);
+	rc_connect(p->b, p->a->qp_num, 19);
 	p->buf = calloc(1, 1 << 16);
 	p->mr = ibv_reg_mr(pd, p->buf, 1 << 16, IBV_ACCESS_LOCAL_WRITE);
 	if (!p->buf || !p->mr)
@@ -562,7 +477,7 @@ int main(int argc, char **argv)
 	r = trap_open();
 	if (r)
 		return r;
-	dev_open();
+	ibdev_open();
 	for (int i = optind; i < argc; i++) {
 		const char *ph = argv[i];
 		int all = !strcmp(ph, "all"), f0 = failures;
