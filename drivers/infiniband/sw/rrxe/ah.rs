@@ -13,7 +13,7 @@
 //! connection manager does both under its spinlocks, without
 //! `RDMA_CREATE_AH_SLEEPABLE`): creation then allocates with
 //! `GFP_ATOMIC`, and destruction never sleeps (the table's reference is
-//! dropped after an RCU grace period, [`RcuTable::remove_nosleep`]).
+//! dropped after an RCU grace period, [`RcuTable::remove`]).
 
 use kernel::{prelude::*, sync::Arc};
 
@@ -114,6 +114,6 @@ impl RrxeAh {
 
     /// `destroy_ah`: WQEs naming it from now on fail.  Does not sleep.
     pub(crate) fn destroy(self, table: &AhTable) {
-        table.remove_nosleep(self.state.num, &self.state, self.release);
+        table.remove(self.state.num, &self.state, self.release);
     }
 }

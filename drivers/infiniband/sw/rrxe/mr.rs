@@ -17,18 +17,16 @@
 //! Deregistration of a fast-registration region waits for no RCU grace
 //! period (nvme-rdma deregisters a few hundred of those per controller
 //! reset, where a wait each cost seconds); a pinned or on-demand region's
-//! waits for two, the table removal's and the revocation's:
+//! waits for one, the revocation's (C rxe's waits for one too):
 //!
-//! * A pinned or on-demand region's table entry goes with
-//!   [`RcuTable::remove`], which waits for a grace period and then drops
-//!   the table's reference here, in process context: that may be the
-//!   state's last one, and its drop releases an on-demand umem (which
-//!   sleeps).
-//! * A fast-registration region's goes with [`RcuTable::erase_nosleep`]: lookups
-//!   (`get`, from softirq) find nothing from then on, and the table's
-//!   reference is dropped from an RCU callback, after every lookup that
-//!   found the entry has taken its own `Arc`.  Its callback memory was
-//!   allocated with the region ([`RrxeMr::release`]), so this cannot fail.
+//! * The table entry goes with [`RcuTable::erase`] (a fast-registration
+//!   region's current registration, whichever it is) or
+//!   [`RcuTable::remove`]: lookups (`get`, from softirq) find nothing from
+//!   then on, and the table's reference is dropped after every lookup that
+//!   found the entry has taken its own `Arc`, on the release queue (in
+//!   process context: it may be the state's last reference, and that drop
+//!   may sleep).  Its work item's memory was allocated with the region
+//!   ([`RrxeMr::release`]), so this cannot fail.
 //!   A lookup's `Arc` keeps the [`MrState`] itself alive (the classic C
 //!   rxe use-after-free, a packet's lookup racing the free, cannot happen:
 //!   nothing frees the state while anyone holds it); what deregistration
@@ -43,7 +41,7 @@
 //!   generation under that lock: it waits for a copy in progress and none
 //!   starts after, through any state of the region (the current one, the
 //!   Free one, older ones a WQE still holds).  The states and the block
-//!   lists are plain memory, freed with their last `Arc` (an RCU callback
+//!   lists are plain memory, freed with their last `Arc` (a release work item
 //!   or the WQE holding them), as earlier registrations already are.
 //!
 //! A fast-registration region (`alloc_mr`, kernel consumers) is in the
@@ -313,10 +311,9 @@ impl MrState {
 /// The handle ib_core's `struct ib_mr` carries.
 pub(crate) struct RrxeMr {
     pub(crate) state: Arc<MrState>,
-    /// The RCU callback memory that a fast-registration region's
-    /// deregistration uses to remove its table entry without a wait,
-    /// allocated with the region so that deregistration cannot fail (every
-    /// region has one; the others' go unused).
+    /// The work item memory that deregistration uses to remove the
+    /// region's table entry without a wait, allocated with the region so
+    /// that deregistration cannot fail.
     release: RcuReleaseSlot<MrState>,
 }
 
@@ -427,8 +424,8 @@ impl MrTable {
     /// Removes `mr` from the table and ends access to its memory (module
     /// docs): copies in progress finish first, later accesses through a WQE
     /// or a WRITE still holding the region fail, and pinned pages are
-    /// unpinned before this returns.  At most one RCU grace period (pinned
-    /// and on-demand regions), none for a fast-registration region.
+    /// unpinned before this returns.  One RCU grace period (the pinned or
+    /// on-demand memory's revocation), none for a fast-registration region.
     /// `EINVAL`, and nothing changes, while memory windows are bound to
     /// it.  May sleep.
     pub(crate) fn deregister(&self, mr: &RrxeMr) -> Result {
@@ -443,16 +440,15 @@ impl MrTable {
             return Err(EINVAL);
         }
         // Past the mark only once (ib_core deregisters a region once it
-        // succeeded), so the slot still holds the callback memory.  Only
-        // a fast-registration region's entry goes without a wait: a pinned
-        // or on-demand region's state may get its last reference dropped
-        // by the table, and that drop releases an on-demand umem (it
-        // sleeps), so it must happen here, not in an RCU callback.
-        match (&pages, mr.release.take()) {
-            // The index is the region's own: whatever registration is
-            // there (a REG_MR racing this one included) is the region's.
-            (Some(_), Some(rel)) => drop(self.table.erase_nosleep(index(cur.key), rel)),
-            _ => drop(self.table.remove(index(cur.key), &cur)),
+        // succeeded), so the slot still holds the work item's memory.
+        if let Some(rel) = mr.release.take() {
+            if pages.is_some() {
+                // The index is the region's own: whatever registration is
+                // there (a REG_MR racing this one included) is the region's.
+                self.table.erase(index(cur.key), rel);
+            } else {
+                self.table.remove(index(cur.key), &cur, rel);
+            }
         }
         if let Some(pages) = pages {
             pages.invalidate();
@@ -525,7 +521,7 @@ impl MrTable {
         let placed = match state {
             Ok(state) => self
                 .table
-                .replace_nosleep(req.mr_index, &cur, state, rel)
+                .replace(req.mr_index, &cur, state, rel)
                 .map_err(|_| "region deregistered or changed meanwhile"),
             Err(_) => Err("out of memory"),
         };

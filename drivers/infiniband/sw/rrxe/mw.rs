@@ -22,7 +22,7 @@ use kernel::{new_spinlock, prelude::*, sync::Arc, sync::SpinLock};
 
 use crate::kapi::rdma::mr::PdId;
 use crate::kapi::rdma::mw::MwType;
-use crate::kapi::xarray::RcuTable;
+use crate::kapi::xarray::{RcuRelease, RcuTable};
 use crate::mr::{
     index, make_key, random_key_byte, AccessError, MrState, MrTable, LOCAL_WRITE, MW_BIND,
     REMOTE_ATOMIC, REMOTE_READ, REMOTE_WRITE, ZERO_BASED,
@@ -106,6 +106,8 @@ pub(crate) struct MwState {
 /// The handle ib_core's `struct ib_mw` carries.
 pub(crate) struct RrxeMw {
     state: Arc<MwState>,
+    /// The work item that drops the table's reference after deallocation.
+    release: RcuRelease<MwState>,
 }
 
 /// The window table of one device, readable under RCU.
@@ -136,14 +138,15 @@ impl MwTable {
             }),
             GFP_KERNEL,
         )?;
+        let release = RcuRelease::new(GFP_KERNEL)?;
         slot.publish(state.clone())?;
-        Ok((RrxeMw { state }, rkey))
+        Ok((RrxeMw { state, release }, rkey))
     }
 
     /// Removes `mw` from the table and unbinds it; an access that found it
     /// just before sees a key that no longer matches.
     pub(crate) fn deallocate(&self, mw: RrxeMw) {
-        drop(self.table.remove(mw.state.index, &mw.state));
+        self.table.remove(mw.state.index, &mw.state, mw.release);
         let mut g = mw.state.inner.lock();
         g.rkey = 0;
         let old = g.unbind();

@@ -56,6 +56,7 @@ mod proto;
 use kapi::{
     net::{notifier::NetdevNotifier, pernet::PernetRegistration},
     rdma::link::LinkRegistration,
+    xarray::ReleaseQueue,
 };
 
 module! {
@@ -79,7 +80,8 @@ module! {
 
 /// The module's state.  Fields are dropped in declaration order, which is
 /// the teardown order: no new devices, then no devices, then no notifier,
-/// no sockets, and last the engine's workqueues (drained).
+/// no sockets, the engine's workqueues (drained), and last the release
+/// queue (the objects removed from the device tables, dropped).
 #[pin_data]
 struct RrxeModule {
     /// `rdma link add ... type rrxe`.
@@ -98,6 +100,8 @@ struct RrxeModule {
     _sockets: net::SocketsGuard,
     /// Owns the engine's workqueues (see `engine`).
     _wq: engine::Workqueues,
+    /// Drops what the device tables removed (see `kapi::xarray`).
+    _releases: ReleaseQueue,
 }
 
 /// The module handle, for ib_core's `owner` field.
@@ -109,10 +113,11 @@ impl kernel::InPlaceModule for RrxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         param::warn_clamped();
         link::init_registry();
-        // Initialised in this order: the workqueues and the namespace hook
+        // Initialised in this order: the queues and the namespace hook
         // first, the notifier before the link type, so no device exists
         // without netdev-removal coverage.
         try_pin_init!(Self {
+            _releases: ReleaseQueue::start()?,
             _wq: engine::start()?,
             _sockets: net::SocketsGuard,
             pernet <- PernetRegistration::register(),

@@ -39,7 +39,7 @@ use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::mr::PdId;
 use crate::kapi::rdma::srq::{SrqAttr, SrqEvents, MODIFY_LIMIT, MODIFY_MAX_WR};
 use crate::kapi::spinlock_irq::SpinLockIrq;
-use crate::kapi::xarray::RcuTable;
+use crate::kapi::xarray::{RcuRelease, RcuTable};
 use crate::mr::MrTable;
 use crate::param;
 use crate::queue::{Geometry, Queue};
@@ -85,6 +85,8 @@ pub(crate) type SrqTable = RcuTable<SrqShared>;
 pub(crate) struct RrxeSrq {
     pub(crate) shared: Arc<SrqShared>,
     num: u32,
+    /// The work item that drops the table's reference after destruction.
+    release: RcuRelease<SrqShared>,
 }
 
 /// The size of a receive WQE with `max_sge` SGEs.
@@ -123,6 +125,7 @@ pub(crate) fn create(
         None => Queue::new_kernel(geo)?,
     };
     let queue = Arc::new(queue, GFP_KERNEL)?;
+    let release = RcuRelease::new(GFP_KERNEL)?;
     let slot = table.reserve(param::MIN_SRQ_INDEX as u32, param::MAX_SRQ_INDEX as u32)?;
     let num = slot.index();
     if let Some(u) = &mut user {
@@ -156,7 +159,11 @@ pub(crate) fn create(
     slot.publish(shared.clone())?;
     attr.max_wr = geo.capacity();
     attr.max_sge = max_sge;
-    Ok(RrxeSrq { shared, num })
+    Ok(RrxeSrq {
+        shared,
+        num,
+        release,
+    })
 }
 
 impl RrxeSrq {
@@ -213,7 +220,7 @@ impl RrxeSrq {
         drop(kring);
         let q = self.shared.inner.lock().queue.take();
         drop(q);
-        drop(table.remove(self.num, &self.shared));
+        table.remove(self.num, &self.shared, self.release);
     }
 }
 

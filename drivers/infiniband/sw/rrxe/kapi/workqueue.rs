@@ -102,6 +102,43 @@ impl QueueSlot {
         // for a grace period before destroying the queue.
         Some(f(unsafe { Queue::from_raw(raw) }))
     }
+
+    /// Queues `rwork` on the slot's queue once an RCU grace period has
+    /// passed (`queue_rcu_work`); false, and nothing queued, if the slot
+    /// is empty.  Any context.
+    ///
+    /// # Safety
+    ///
+    /// `rwork` is an initialised work item that is not queued and stays
+    /// valid until its function has run.
+    pub(crate) unsafe fn queue_rcu_work(&self, rwork: *mut bindings::rcu_work) -> bool {
+        let _rcu = kernel::sync::rcu::read_lock();
+        let raw = self.0.load(Acquire);
+        if raw.is_null() {
+            return false;
+        }
+        // SAFETY: `raw` stays a live queue until the read lock is dropped
+        // (`SlotGuard::drop`), and its drop waits for the callback that
+        // queues `rwork` (`rcu_barrier`); `rwork` per the contract.
+        unsafe { bindings::queue_rcu_work(raw, rwork) };
+        true
+    }
+
+    /// Waits until the work queued on the slot's queue so far has run (no
+    /// effect on an empty slot).  May sleep; not from a work item of the
+    /// queue.
+    ///
+    /// # Safety
+    ///
+    /// The slot's [`SlotGuard`] does not drop during the call.
+    pub(crate) unsafe fn flush(&self) {
+        let raw = self.0.load(Acquire);
+        if !raw.is_null() {
+            // SAFETY: A non-null pointer is the guard's queue, which lives
+            // through the call (the function's contract).
+            unsafe { bindings::__flush_workqueue(raw) };
+        }
+    }
 }
 
 /// Owns the queue in a [`QueueSlot`].
@@ -115,6 +152,10 @@ impl Drop for SlotGuard {
         self.slot.0.store(core::ptr::null_mut(), Release);
         // SAFETY: Plain call; waits until no `with` can still see the queue.
         unsafe { bindings::synchronize_rcu() };
+        // SAFETY: Plain call; waits until the RCU callbacks of
+        // `queue_rcu_work` calls made so far have queued their work, which
+        // the drop below then drains.
+        unsafe { bindings::rcu_barrier() };
         drop(self.q.take());
     }
 }

@@ -14,33 +14,55 @@
 //!   the spinlock except by the xarray itself, which drops the lock for
 //!   its `GFP_KERNEL` node allocations.
 //! * [`RcuTable::get`] is RCU-safe from any context.
-//! * [`RcuTable::remove`] erases the entry and waits for an RCU grace
-//!   period before it returns the table's reference, so a reader that
-//!   found the entry has taken its own reference by then.  It may sleep.
-//! * [`RcuTable::remove_nosleep`] erases the entry at once and drops the
-//!   table's reference from an RCU callback after a grace period, for
-//!   callers that may not sleep (a kernel consumer destroying an address
-//!   handle under a spinlock).  The callback's memory ([`RcuRelease`]) is
-//!   allocated beforehand, with the object, so removal allocates nothing;
-//!   dropping the table waits for the callbacks (`rcu_barrier`).
-//!   [`RcuTable::erase_nosleep`] does the same for whatever object is
-//!   published at an index its caller owns (a memory region's index,
-//!   which holds its current registration), and [`RcuReleaseSlot`] keeps
-//!   the callback's memory in an object that is only shared, so that its
-//!   destruction takes it without a lock and cannot fail.
+//! * Removal ([`RcuTable::remove`], [`RcuTable::erase`],
+//!   [`RcuTable::replace`]) takes the entry out at once and waits for
+//!   nothing: the table's reference is dropped after an RCU grace period
+//!   (so a reader that found the entry has taken its own reference by
+//!   then), in process context, by a work item on the release queue
+//!   ([`ReleaseQueue`], `queue_rcu_work`), so the drop may sleep.  The
+//!   work item's memory ([`RcuRelease`]) is allocated beforehand, with the
+//!   object, so removal neither sleeps nor allocates nor fails: a kernel
+//!   consumer destroys an address handle under a spinlock, and an
+//!   NVMe/RDMA host tearing down its queues destroys hundreds of objects,
+//!   where a grace period each (about 12 ms under TCG) added up to
+//!   seconds.  [`RcuReleaseSlot`] keeps that memory in an object that is
+//!   only shared, so that its destruction takes it without a lock.
 
+use super::workqueue::{OwnedQueue, QueueSlot, SlotGuard, MAX_ACTIVE};
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{
     alloc::Flags,
     bindings,
     prelude::*,
     sync::{
-        atomic::{Atomic, Full, Relaxed},
+        atomic::{Atomic, Full},
         Arc,
     },
     types::ForeignOwnable,
     types::Opaque,
 };
+
+/// The workqueue on which removed entries are dropped ([`ReleaseQueue`]).
+static RELEASES: QueueSlot = QueueSlot::new();
+
+/// Owns the release queue.  The module creates it before any table and
+/// drops it last, after every device (so after every removal); dropping
+/// it waits for the grace periods of the removals made and drains the
+/// queue, so no release runs after the module is gone.
+pub(crate) struct ReleaseQueue {
+    _guard: SlotGuard,
+}
+
+impl ReleaseQueue {
+    /// Creates the release queue; it serves every table until the guard
+    /// drops.
+    pub(crate) fn start() -> Result<Self> {
+        let q = OwnedQueue::new_unbound(c"rrxe_release", MAX_ACTIVE, false)?;
+        Ok(Self {
+            _guard: RELEASES.install(q)?,
+        })
+    }
+}
 
 /// `XA_ZERO_ENTRY`: what a reserved slot of an allocating xarray holds
 /// (`xa_mk_internal(257)`); loads see NULL, `__xa_cmpxchg` sees this.
@@ -62,18 +84,15 @@ pub(crate) struct RcuTable<T: Send + Sync + 'static> {
     /// Where the cyclic allocation continues (`__xa_alloc_cyclic`'s `next`),
     /// only touched under the xarray's lock.
     next: Opaque<u32>,
-    /// Set once [`RcuTable::remove_nosleep`] queued an RCU callback: the
-    /// table's drop then waits for such callbacks.
-    deferred: Atomic<bool>,
     _p: PhantomData<Arc<T>>,
 }
 
-/// Memory for the RCU callback that drops an entry removed by
-/// [`RcuTable::remove_nosleep`], allocated ahead of time.
+/// Memory for the work item that drops a removed entry (module docs),
+/// allocated ahead of time.
 pub(crate) struct RcuRelease<T: Send + Sync + 'static>(KBox<ReleaseCell<T>>);
 
-// SAFETY: The cell owns an `Arc<T>` (`T: Send + Sync`); its callback head
-// is only written by `call_rcu`, after the cell has left the owner's hands.
+// SAFETY: The cell owns an `Arc<T>` (`T: Send + Sync`); its work item is
+// only initialised and used after the cell has left the owner's hands.
 unsafe impl<T: Send + Sync + 'static> Send for RcuRelease<T> {}
 // SAFETY: A shared `RcuRelease` gives no access to its contents.
 unsafe impl<T: Send + Sync + 'static> Sync for RcuRelease<T> {}
@@ -122,11 +141,12 @@ impl<T: Send + Sync + 'static> Drop for RcuReleaseSlot<T> {
     }
 }
 
-/// What the RCU callback frees: the callback head first, so the callback
-/// finds the cell from the head's address.
+/// What the release work item frees: the work item first, so its
+/// function finds the cell from the `work_struct`'s address (the first
+/// field of a `struct rcu_work`).
 #[repr(C)]
 struct ReleaseCell<T: Send + Sync + 'static> {
-    head: Opaque<bindings::callback_head>,
+    rwork: Opaque<bindings::rcu_work>,
     obj: Option<Arc<T>>,
 }
 
@@ -135,7 +155,7 @@ impl<T: Send + Sync + 'static> RcuRelease<T> {
     pub(crate) fn new(flags: Flags) -> Result<Self> {
         Ok(Self(KBox::new(
             ReleaseCell {
-                head: Opaque::uninit(),
+                rwork: Opaque::uninit(),
                 obj: None,
             },
             flags,
@@ -143,17 +163,19 @@ impl<T: Send + Sync + 'static> RcuRelease<T> {
     }
 }
 
-/// The RCU callback of [`RcuTable::remove_nosleep`]: frees the cell and
-/// with it the table's former reference.
+/// The release work item's function: frees the cell and with it the
+/// table's former reference (process context: the drop may sleep).
 ///
 /// # Safety
 ///
-/// `head` is the head of a `ReleaseCell<T>` leaked by `remove_nosleep`
-/// (first field, `repr(C)`), handed to `call_rcu` once.
-unsafe extern "C" fn release_cell<T: Send + Sync + 'static>(head: *mut bindings::callback_head) {
+/// `work` is the work item of a `ReleaseCell<T>` leaked by
+/// [`RcuTable::release_after_grace_period`] (the first field of its first
+/// field, both `repr(C)`), queued once.
+unsafe extern "C" fn release_cell<T: Send + Sync + 'static>(work: *mut bindings::work_struct) {
     // SAFETY: Per the function's contract the cell came from
-    // `KBox::into_raw` and this is its only release.
-    drop(unsafe { KBox::from_raw(head.cast::<ReleaseCell<T>>()) });
+    // `KBox::into_raw` and this is its only release; the workqueue no
+    // longer touches the work item once its function runs.
+    drop(unsafe { KBox::from_raw(work.cast::<ReleaseCell<T>>()) });
 }
 
 // SAFETY: The xarray is internally locked; entries are `Arc<T>` with `T:
@@ -177,7 +199,6 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
             // INVARIANT: initialised with XA_FLAGS_ALLOC.
             xa <- Opaque::ffi_init(|xa| unsafe { bindings::xa_init_flags(xa, bindings::XA_FLAGS_ALLOC) }),
             next: Opaque::new(0),
-            deferred: Atomic::new(false),
             _p: PhantomData,
         })
     }
@@ -272,12 +293,11 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         Some(borrowed.into())
     }
 
-    /// Removes `obj` from `index` if it is the object there, waits for
-    /// concurrent RCU readers, and returns the table's reference.  May
-    /// sleep.
-    pub(crate) fn remove(&self, index: u32, obj: &Arc<T>) -> Option<Arc<T>> {
-        // The entry is the foreign form of `obj` (its `ArcInner`, not the
-        // data pointer): produce it from a clone, then take that back.
+    /// Removes `obj` from `index` if it is the object there (true) or
+    /// does nothing (false, and `rel` is freed); the table's reference is
+    /// dropped after an RCU grace period, by `rel`'s work item.  Does not
+    /// sleep or allocate (any context).
+    pub(crate) fn remove(&self, index: u32, obj: &Arc<T>, rel: RcuRelease<T>) -> bool {
         let want = obj.clone().into_foreign();
         // SAFETY: `want` was produced by `into_foreign` just above.
         drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(want) });
@@ -287,44 +307,21 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
             unsafe { bindings::__xa_cmpxchg(xa, index as usize, want, core::ptr::null_mut(), 0) }
         });
         if old != want {
-            return None;
-        }
-        // SAFETY: Plain call: waits until readers that may have loaded the
-        // entry have left their RCU read-side sections.
-        unsafe { bindings::synchronize_rcu() };
-        // SAFETY: `old` was the table's entry for `obj`, produced by
-        // `into_foreign`; it is no longer reachable from the table, so its
-        // reference moves to the caller exactly once.
-        Some(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(old.cast()) })
-    }
-
-    /// Removes `obj` from `index` if it is the object there; the table's
-    /// reference is dropped after an RCU grace period, from `rel`'s
-    /// callback.  Does not sleep or allocate (any context).
-    pub(crate) fn remove_nosleep(&self, index: u32, obj: &Arc<T>, rel: RcuRelease<T>) {
-        let want = obj.clone().into_foreign();
-        // SAFETY: `want` was produced by `into_foreign` just above.
-        drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(want) });
-        let old = self.with_lock(|xa| {
-            // SAFETY: Valid xarray, lock held; replaces the entry with NULL
-            // only if it is `obj`'s (no allocation: GFP 0).
-            unsafe { bindings::__xa_cmpxchg(xa, index as usize, want, core::ptr::null_mut(), 0) }
-        });
-        if old != want {
-            return;
+            return false;
         }
         // SAFETY: `old` was the table's entry for `obj`, produced by
         // `into_foreign` and no longer reachable from the table.
         unsafe { self.release_after_grace_period(old, rel) };
+        true
     }
 
     /// Removes whatever object is published at `index` (a reserved,
     /// unpublished index stays reserved); the table's reference is dropped
-    /// after an RCU grace period, from `rel`'s callback.  For an index that
+    /// after an RCU grace period, by `rel`'s work item.  For an index that
     /// only its caller's object may occupy (its registrations replace one
     /// another there).  False, and `rel` is freed, when the index held
     /// nothing.  Does not sleep or allocate (any context).
-    pub(crate) fn erase_nosleep(&self, index: u32, rel: RcuRelease<T>) -> bool {
+    pub(crate) fn erase(&self, index: u32, rel: RcuRelease<T>) -> bool {
         let old = self.with_lock(|xa| {
             // SAFETY: Valid xarray.  `xa_load` reads under RCU (it takes
             // the read lock itself) and sees the zero entry of a
@@ -350,9 +347,9 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
 
     /// Puts `new` at `index` in place of `old`, if `old` is the object
     /// there (else `new` comes back); the table's reference to `old` is
-    /// dropped after an RCU grace period, from `rel`'s callback.  Does not
+    /// dropped after an RCU grace period, by `rel`'s work item.  Does not
     /// sleep or allocate (any context).
-    pub(crate) fn replace_nosleep(
+    pub(crate) fn replace(
         &self,
         index: u32,
         old: &Arc<T>,
@@ -380,7 +377,8 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         Ok(())
     }
 
-    /// Drops the table's former reference `entry` from an RCU callback.
+    /// Drops the table's former reference `entry` on the release queue,
+    /// after an RCU grace period.
     ///
     /// # Safety
     ///
@@ -391,12 +389,34 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         // SAFETY: Per the function's contract, the reference moves into the
         // cell exactly once.
         cell.obj = Some(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(entry.cast()) });
-        self.deferred.store(true, Relaxed);
+        let rwork = cell.rwork.get();
+        // SAFETY: `rwork` is the cell's own, not yet initialised or queued,
+        // memory; `work` is its first field.
+        let work = unsafe { core::ptr::addr_of_mut!((*rwork).work) };
+        let key = kernel::static_lock_class!();
+        // SAFETY: `work` is valid for writes (above); `release_cell::<T>`
+        // takes a work item of a `ReleaseCell<T>`; the name and the key are
+        // static.
+        unsafe {
+            bindings::init_work_with_key(
+                work,
+                Some(release_cell::<T>),
+                false,
+                c"rrxe_release".as_char_ptr(),
+                key.as_ptr(),
+            )
+        };
         let cell = KBox::into_raw(cell);
-        // SAFETY: `cell` is a live allocation leaked just above; its head
-        // is handed to `call_rcu` once, and `release_cell::<T>` takes the
-        // cell back after readers that may have found the entry are done.
-        unsafe { bindings::call_rcu((*cell).head.get(), Some(release_cell::<T>)) };
+        // SAFETY: The cell was leaked just above and its work item
+        // initialised: it stays valid until `release_cell::<T>` frees it,
+        // which the queue runs once.
+        if !unsafe { RELEASES.queue_rcu_work(rwork) } {
+            // No release queue: the module never started one or is past
+            // its last device, so no table can be in use.  Keep the
+            // object rather than free it under a reader.
+            pr_err!("rrxe: object removed from a table without a release queue; leaked\n");
+            let _ = cell;
+        }
     }
 }
 
@@ -453,14 +473,9 @@ impl<T: Send + Sync + 'static> PinnedDrop for RcuTable<T> {
             // outlive the borrow of the table) and is now ours.
             drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(p.as_ptr().cast()) });
         }
-        // SAFETY: Valid, empty xarray, not used after this.
+        // SAFETY: Valid, empty xarray, not used after this.  Removals
+        // still on the release queue hold their objects, not the table.
         unsafe { bindings::xa_destroy(self.raw()) };
-        if self.deferred.load(Relaxed) {
-            // SAFETY: Plain call (process context, as every table drop):
-            // waits until the callbacks queued by `remove_nosleep` have
-            // run, so none runs after the module that queued it is gone.
-            unsafe { bindings::rcu_barrier() };
-        }
     }
 }
 
@@ -484,27 +499,37 @@ mod tests {
         assert_eq!(t.get(i).map(|o| *o), Some(7));
         // Removing another object at that index does nothing.
         let other = Arc::new(7u32, GFP_KERNEL)?;
-        assert!(t.remove(i, &other).is_none());
-        assert!(t.remove(i, &obj).is_some());
+        assert!(!t.remove(i, &other, RcuRelease::new(GFP_KERNEL)?));
+        assert_eq!(t.get(i).map(|o| *o), Some(7));
+        assert!(t.remove(i, &obj, RcuRelease::new(GFP_KERNEL)?));
         assert!(t.get(i).is_none());
         Ok(())
     }
 
     #[test]
-    fn remove_without_sleeping() -> Result {
+    fn remove_in_atomic_context_drops_later() -> Result {
         let t = KBox::pin_init(RcuTable::<u32>::new(), GFP_KERNEL)?;
         let r = t.reserve_atomic(1, 4)?;
         let i = r.index();
         let obj = Arc::new(5u32, GFP_KERNEL)?;
         r.publish(obj.clone())?;
-        let other = Arc::new(5u32, GFP_KERNEL)?;
-        t.remove_nosleep(i, &other, RcuRelease::new(GFP_ATOMIC)?);
-        assert_eq!(t.get(i).map(|o| *o), Some(5));
-        t.remove_nosleep(i, &obj, RcuRelease::new(GFP_ATOMIC)?);
+        let rel = RcuRelease::new(GFP_KERNEL)?;
+        {
+            // What a kernel consumer does under its spinlock.
+            let _rcu = kernel::sync::rcu::read_lock();
+            assert!(t.remove(i, &obj, rel));
+        }
         assert!(t.get(i).is_none());
-        // The index is free again.
+        // The index is free again at once.
         assert!(t.reserve_atomic(i, i).is_ok());
-        // Dropping the table waits for the RCU callback.
+        // The table's reference goes after a grace period, on the release
+        // queue: wait for the callback, then for the queue.
+        // SAFETY: Plain call.
+        unsafe { bindings::rcu_barrier() };
+        // SAFETY: The module owns the release queue's guard and drops it
+        // only at unload, after its KUnit cases ran.
+        unsafe { RELEASES.flush() };
+        assert!(Arc::into_unique_or_drop(obj).is_some());
         Ok(())
     }
 
@@ -515,12 +540,12 @@ mod tests {
         let r = t.reserve(1, 4)?;
         let i = r.index();
         // A reservation is not erased.
-        assert!(!t.erase_nosleep(i, RcuRelease::new(GFP_KERNEL)?));
+        assert!(!t.erase(i, RcuRelease::new(GFP_KERNEL)?));
         r.publish(Arc::new(3u32, GFP_KERNEL)?)?;
         let rel = slot.take().ok_or(EINVAL)?;
         // The slot gives its memory away once.
         assert!(slot.take().is_none());
-        assert!(t.erase_nosleep(i, rel));
+        assert!(t.erase(i, rel));
         assert!(t.get(i).is_none());
         assert!(t.reserve(i, i).is_ok());
         // An unused slot frees its memory with it (kmemleak would tell).

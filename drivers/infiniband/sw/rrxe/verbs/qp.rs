@@ -14,6 +14,7 @@ use crate::engine;
 use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::event::QpEvents;
 use crate::kapi::rdma::qp::{QpAttr, QpCaps, QpInit};
+use crate::kapi::xarray::RcuRelease;
 use crate::proto::bth::BTH_QPN_MASK;
 use crate::proto::gid::IbMtu;
 use crate::proto::path::{source_port, IpPair};
@@ -32,6 +33,8 @@ const MAX_INLINE: u32 = param::MAX_SGE as u32 * SGE_SIZE;
 /// The handle in ib_core's QP object.
 pub(crate) struct RrxeQp {
     qp: Arc<Qp>,
+    /// The work item that drops the table's reference after destruction.
+    release: RcuRelease<Qp>,
 }
 
 fn bad(what: &str, v: u32) -> Error {
@@ -124,6 +127,7 @@ pub(crate) fn create(
     // With an SRQ the receive ring's mminfo is all zeroes (librxe maps
     // none).
     let (sq_mi, rq_mi) = (sq.mminfo(), rq.as_ref().map_or([0; 16], |q| q.mminfo()));
+    let release = RcuRelease::new(GFP_KERNEL)?;
     let slot = if qp_type == QpType::Gsi {
         dev.qps.reserve(GSI_QPN, GSI_QPN)?
     } else {
@@ -152,7 +156,7 @@ pub(crate) fn create(
     }
     // Published last: received packets find it only once it is whole.
     slot.publish(qp.clone())?;
-    Ok((RrxeQp { qp }, qpn))
+    Ok((RrxeQp { qp, release }, qpn))
 }
 
 /// Range checks of the attribute values `mask` selects.
@@ -409,9 +413,11 @@ pub(crate) fn query(h: &RrxeQp) -> (QpAttr, QpInit) {
 }
 
 /// `destroy_qp`: marks the QP dead (tasks that still hold it find it so),
-/// quiesces its tasks for good, cancels its timer, takes its rings away (their mappings go now, while
-/// the user context exists) and removes it from the table (waiting for
-/// concurrent lookups in the receive path).
+/// quiesces its tasks for good, cancels its timer, takes its rings away
+/// (their mappings go now, while the user context exists) and removes it
+/// from the table without waiting: the table's reference goes after an
+/// RCU grace period, on the release queue (a lookup in the receive path
+/// that found the QP holds its own meanwhile, and finds it dead).
 pub(crate) fn destroy(h: RrxeQp) {
     let qp = &h.qp;
     qp.mark_dead();
@@ -446,7 +452,7 @@ pub(crate) fn destroy(h: RrxeQp) {
     }
     qp.rx_requests.purge();
     qp.rx_responses.purge();
-    drop(qp.dev.qps.remove(qp.qpn, qp));
+    qp.dev.qps.remove(qp.qpn, qp, h.release);
 }
 
 /// The doorbell: librxe wrote send WQEs and wants them processed.  A QP
