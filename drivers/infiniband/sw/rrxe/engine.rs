@@ -63,9 +63,10 @@
 //! on: kicks only mark, a queued run gives up; an owner past its pass may
 //! still queue or raise, on its own `Arc`), waits for a pass in progress
 //! (the sides' locks), drops the timer handle (cancelling the timer), takes
-//! the rings away and removes it from the table (waiting for RCU readers).  Unload
-//! empties each workqueue's slot, waits for RCU readers and drains the
-//! queue.
+//! the rings away and removes it from the table (the table's reference
+//! goes after an RCU grace period, on the release queue: `kapi/xarray.rs`).
+//! Unload empties each workqueue's slot, waits for RCU readers and drains
+//! the queue.
 
 pub(crate) mod completer;
 mod datagram;
