@@ -68,6 +68,7 @@
 #include <rdma/rdma_user_rxe.h>
 
 #include "report.h"
+#include "roce_gid.h"
 
 /* enum ib_qp_attr_mask (include/rdma/ib_verbs.h, not in the uapi). */
 #define QP_STATE (1u << 0)
@@ -229,22 +230,14 @@ static int open_uverbs(const char *name)
 /* Index and value of the device's first RoCE v2 IPv4-mapped GID. */
 static void find_gid(struct dev *d)
 {
-	char path[256], s[64];
+	char path[256];
 
 	for (int i = 0; i < 64; i++) {
 		FILE *f;
 		unsigned int w[8];
 
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gid_attrs/types/%d",
-			 ibdev, i);
-		f = fopen(path, "r");
-		if (!f)
+		if (!gid_is_roce_v2(ibdev, i))
 			continue;
-		if (!fgets(s, sizeof(s), f) || strncmp(s, "RoCE v2", 7)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
 		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/%d", ibdev, i);
 		f = fopen(path, "r");
 		if (!f)

@@ -16,6 +16,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "roce_gid.h"
+
 static const char *ibdev = "rrxe0";
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -25,21 +27,9 @@ static int gid_index = -1;
 /* Index and value of the device's first RoCE v2 IPv4-mapped GID. */
 static inline void find_gid(void)
 {
-	char path[256], s[64];
-
 	for (int i = 0; i < 64; i++) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gid_attrs/types/%d",
-			 ibdev, i);
-		f = fopen(path, "r");
-		if (!f)
+		if (!gid_is_roce_v2(ibdev, i))
 			continue;
-		if (!fgets(s, sizeof(s), f) || strncmp(s, "RoCE v2", 7)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
 		if (ibv_query_gid(ctx, 1, i, &gid))
 			continue;
 		if (!gid.raw[0] && !gid.raw[8] && gid.raw[10] == 0xff && gid.raw[11] == 0xff) {
