@@ -45,8 +45,10 @@ use crate::tx::{self, TxError};
 
 /// Unacknowledged PSNs an RC requester may have outstanding.
 pub(crate) const MAX_UNACKED_PSNS: u32 = 128;
-/// An ACK is requested at least every this many packets.
-pub(crate) const MAX_PKT_PER_ACK: u32 = 64;
+/// An ACK is requested at least every this many packets: a quarter of
+/// the window, so a long message is acknowledged (and the window moves)
+/// while it is still being sent.
+pub(crate) const MAX_PKT_PER_ACK: u32 = MAX_UNACKED_PSNS / 4;
 
 /// Arms the QP's timer for `kind`, `after` from now.
 pub(crate) fn set_timer(qp: &Arc<Qp>, s: &mut SendSide, kind: TimerKind, after: Delta) {

@@ -10,9 +10,12 @@
 //! consumes a receive WQE.  Payload goes from the skb straight into the
 //! registered pages.  RC acknowledges what the requester asks to have
 //! acknowledged (AckReq), coalesced: one ACK, for the last such PSN, at the
-//! end of a run of the receive task or before any other acknowledgement
-//! (IBTA lets one ACK cover several requests; under load this saves the
-//! requester most of its wake-ups); it answers a duplicate with an ACK of the last PSN received, a PSN ahead
+//! end of a run of the receive task, before any other acknowledgement, or
+//! once it would cover [`ACK_EVERY`] PSNs (IBTA lets one ACK cover several
+//! requests; under load this saves the requester most of its wake-ups,
+//! and the bound keeps a responder that drains a long queue from holding
+//! the requester at a full window); it answers a duplicate with an ACK of
+//! the last PSN received, a PSN ahead
 //! of the expected one with a single sequence NAK, and fatal errors with
 //! their NAK before the QP goes to the error state.
 
@@ -121,6 +124,10 @@ fn remote_region(
     })
 }
 
+/// A coalesced ACK goes out as soon as it covers this many PSNs since the
+/// last acknowledgement: a quarter of the requester's window.
+pub(crate) const ACK_EVERY: u32 = super::requester::MAX_UNACKED_PSNS / 4;
+
 /// Sends the coalesced ACK, if one is owed (see `RecvSide::ack_due`).
 /// The receive task calls it at the end of each run.
 pub(crate) fn flush_ack(qp: &Qp, r: &mut RecvSide) {
@@ -137,6 +144,7 @@ fn send_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
 }
 
 fn transmit_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
+    r.acked = psn;
     let ext = ExtHeaders {
         aeth: Some(Aeth::from_syndrome(syn, r.msn)),
         ..Default::default()
@@ -541,6 +549,9 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
         r.ack_psn = pkt.psn();
         if rc && pkt.bth().ack_req() {
             r.ack_due = Some(pkt.psn());
+            if r.acked.distance_to(pkt.psn()) >= ACK_EVERY {
+                flush_ack(qp, r);
+            }
         }
     }
 }

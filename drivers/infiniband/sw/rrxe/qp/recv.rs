@@ -111,8 +111,11 @@ pub(crate) struct RecvSide {
     pub(crate) nak_sent: bool,
     /// A positive ACK through this PSN is owed and not yet sent: ACKs
     /// are coalesced over one run of the receive task (IBTA allows one
-    /// ACK to acknowledge several requests).
+    /// ACK to acknowledge several requests), up to a quarter of the
+    /// requester's window (`responder::ACK_EVERY`).
     pub(crate) ack_due: Option<Psn>,
+    /// The PSN the last acknowledgement sent carried.
+    pub(crate) acked: Psn,
     /// UC: drop packets until the next message starts.
     pub(crate) uc_drop: bool,
     /// The error state's flush ran (reset by `reset`).
@@ -147,6 +150,7 @@ impl RecvSide {
             stash: None,
             nak_sent: false,
             ack_due: None,
+            acked: Psn::new(0).prev(),
             uc_drop: false,
             err_flushed: false,
             route: None,
@@ -162,7 +166,6 @@ impl RecvSide {
         self.write = None;
         self.reply = None;
         self.res.clear();
-        self.stash = None;
         self.stash = None;
         self.nak_sent = false;
         self.ack_due = None;
@@ -193,6 +196,7 @@ impl RecvSide {
         if mask & attr::RQ_PSN != 0 {
             self.psn = Psn::new(a.rq_psn);
             self.ack_psn = self.psn.prev();
+            self.acked = self.ack_psn;
         }
         if mask & attr::MAX_DEST_RD_ATOMIC != 0 {
             self.res.reset(a.max_dest_rd_atomic.into());
