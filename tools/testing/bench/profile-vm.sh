@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A CPU profile of one perftest cell on rrxe and on C rxe, in one VM boot
+# (the VM side; run it through the stable door with a results directory):
+#
+#   RRXE_OUT=/tmp/prof make vm-run FLAVOR=release \
+#       CMD='PROF_TOOL=ib_atomic_bw PROF_ARGS="-A FETCH_AND_ADD -m 1024" tools/testing/bench/profile-vm.sh'
+#
+# Each driver gets its own pair of namespaces joined by a veth (as make
+# bench's pairs), perftest's server pinned to CPU 0 and its client to CPU
+# 1; one warm-up run, then a run of PROF_SECS (6) during which
+# `perf record -a -e cpu-clock` samples both CPUs for 4 s (TCG has no
+# hardware PMU: the timer-based clock event) and /proc/stat's context
+# switches are counted.  Writes to $RRXE_OUT/prof: DRV-run.txt (perftest's
+# output and the context switches), DRV-flat.txt (samples by symbol),
+# DRV-comm.txt (by command: perftest, workers, idle), for DRV rrxe and
+# rxe.  A profile, not a benchmark: one run each, no interval (make bench
+# gives those).
+set -euo pipefail
+lib=$(cd "$(dirname "$0")/../selftests/rrxe/lib" && pwd)
+. "$lib/lib.sh"
+. "$lib/pingpong.sh"
+. "$lib/perftest.sh"
+tool=${PROF_TOOL:-ib_atomic_bw}
+read -r -a args <<<"${PROF_ARGS:--A FETCH_AND_ADD -m 1024}"
+secs=${PROF_SECS:-6}
+out=${RRXE_OUT:?RRXE_OUT: where the profiles go}/prof
+command -v perf >/dev/null || { echo "profile-vm: perf is not installed (linux-perf)" >&2; exit 1; }
+mkdir -p "$out"
+echo 0 >/proc/sys/kernel/kptr_restrict
+echo -1 >/proc/sys/kernel/perf_event_paranoid
+modprobe rdma_rxe
+modprobe rdma_rrxe
+port=18515
+
+# profile DRV: the warm-up run and the profiled run on DRV's pair.
+profile() {
+	local drv=$1 a=prof_${1}_a b=prof_${1}_b ga gb run spid ppid c0
+	ip netns add "$a"
+	ip netns add "$b"
+	ip link add "vp${drv}a" netns "$a" type veth peer name "vp${drv}b" netns "$b"
+	pp_netdev_up "$a" "vp${drv}a" 10.81.1.1
+	pp_netdev_up "$b" "vp${drv}b" 10.81.1.2
+	pp_rdma_add "$a" "p${drv}a" "$drv" "vp${drv}a" 10.81.1.1
+	pp_rdma_add "$b" "p${drv}b" "$drv" "vp${drv}b" 10.81.1.2
+	ga=$(pp_gid_index "p${drv}a" 10.81.1.1)
+	gb=$(pp_gid_index "p${drv}b" 10.81.1.2)
+	for run in warm run; do
+		port=$((port + 1))
+		ip netns exec "$a" taskset -c 0 "$tool" -d "p${drv}a" -x "$ga" -p "$port" -F "${args[@]}" \
+			-D "$secs" -f 1 >/tmp/prof-srv.log 2>&1 &
+		spid=$!
+		pp_wait_server "$spid" "$port" || true
+		if [ $run = run ]; then
+			c0=$(awk '/^ctxt/ { print $2 }' /proc/stat)
+			perf record -a -g -e cpu-clock -F 2000 -o "/tmp/$drv.data" -- sleep 4 2>"$out/$drv-record.err" &
+			ppid=$!
+		fi
+		ip netns exec "$b" taskset -c 1 "$tool" -d "p${drv}b" -x "$gb" -p "$port" -F "${args[@]}" \
+			-D "$secs" -f 1 10.81.1.1 >"$out/$drv-$run.txt" 2>&1 || echo "profile-vm: $tool on $drv failed" >&2
+		wait "$spid" || true
+	done
+	wait "$ppid" || true
+	echo "context switches during the 4 s: $(($(awk '/^ctxt/ { print $2 }' /proc/stat) - c0))" >>"$out/$drv-run.txt"
+	# perf.data is written in the VM's /tmp: perf cannot finish it on 9p.
+	perf report -i "/tmp/$drv.data" --no-children --sort sym --stdio -g none 2>"$out/$drv-report.err" |
+		grep -v '^$' | head -150 >"$out/$drv-flat.txt" || true
+	perf report -i "/tmp/$drv.data" --no-children --sort comm --stdio -g none 2>>"$out/$drv-report.err" |
+		grep -v '^#' | grep -v '^$' | head -30 >"$out/$drv-comm.txt" || true
+	rdma link delete "p${drv}a"
+	rdma link delete "p${drv}b"
+	ip netns del "$a"
+	ip netns del "$b"
+}
+
+profile rrxe
+profile rxe
+echo "profile-vm: $tool ${args[*]}: $out/{rrxe,rxe}-{run,flat,comm}.txt"
