@@ -6,12 +6,12 @@
 #   RRXE_OUT=/tmp/prof make vm-run FLAVOR=release \
 #       CMD='PROF_TOOL=ib_atomic_bw PROF_ARGS="-A FETCH_AND_ADD -m 1024" tools/testing/bench/profile-vm.sh'
 #
-# Each driver gets its own pair of namespaces joined by a veth (as make
-# bench's pairs), perftest's server pinned to CPU 0 and its client to CPU
-# 1; one warm-up run, then a run of PROF_SECS (6) during which
-# `perf record -a -e cpu-clock` samples both CPUs for 4 s (TCG has no
-# hardware PMU: the timer-based clock event) and /proc/stat's context
-# switches are counted.  Writes to $RRXE_OUT/prof: DRV-run.txt (perftest's
+# Each driver in turn gets the pair of namespaces of lib/pingpong.sh's
+# pp_setup_pair (a veth between them), perftest's server pinned to CPU 0
+# and its client to CPU 1; one warm-up run, then a run of PROF_SECS (6)
+# during which `perf record -a -e cpu-clock` samples both CPUs for 4 s
+# (TCG has no hardware PMU: the timer-based clock event) and /proc/stat's
+# context switches are counted.  Writes to $RRXE_OUT/prof: DRV-run.txt (perftest's
 # output and the context switches), DRV-flat.txt (samples by symbol),
 # DRV-comm.txt (by command: perftest, workers, idle), for DRV rrxe and
 # rxe.  A profile, not a benchmark: one run each, no interval (make bench
@@ -33,21 +33,16 @@ modprobe rdma_rxe
 modprobe rdma_rrxe
 port=18515
 
-# profile DRV: the warm-up run and the profiled run on DRV's pair.
+# profile DRV: the warm-up run and the profiled run on DRV's pair
+# (lib/pingpong.sh's: ppa0 in ppA, 10.77.0.1, and ppb0 in ppB, 10.77.0.2).
 profile() {
-	local drv=$1 a=prof_${1}_a b=prof_${1}_b ga gb run spid ppid c0
-	ip netns add "$a"
-	ip netns add "$b"
-	ip link add "vp${drv}a" netns "$a" type veth peer name "vp${drv}b" netns "$b"
-	pp_netdev_up "$a" "vp${drv}a" 10.81.1.1
-	pp_netdev_up "$b" "vp${drv}b" 10.81.1.2
-	pp_rdma_add "$a" "p${drv}a" "$drv" "vp${drv}a" 10.81.1.1
-	pp_rdma_add "$b" "p${drv}b" "$drv" "vp${drv}b" 10.81.1.2
-	ga=$(pp_gid_index "p${drv}a" 10.81.1.1)
-	gb=$(pp_gid_index "p${drv}b" 10.81.1.2)
+	local drv=$1 ga gb run spid ppid c0
+	pp_setup_pair "$drv" "$drv"
+	ga=$(pp_gid_index ppa0 10.77.0.1)
+	gb=$(pp_gid_index ppb0 10.77.0.2)
 	for run in warm run; do
 		port=$((port + 1))
-		ip netns exec "$a" taskset -c 0 "$tool" -d "p${drv}a" -x "$ga" -p "$port" -F "${args[@]}" \
+		ip netns exec ppA taskset -c 0 "$tool" -d ppa0 -x "$ga" -p "$port" -F "${args[@]}" \
 			-D "$secs" -f 1 >/tmp/prof-srv.log 2>&1 &
 		spid=$!
 		pp_wait_server "$spid" "$port" || true
@@ -56,8 +51,8 @@ profile() {
 			perf record -a -g -e cpu-clock -F 2000 -o "/tmp/$drv.data" -- sleep 4 2>"$out/$drv-record.err" &
 			ppid=$!
 		fi
-		ip netns exec "$b" taskset -c 1 "$tool" -d "p${drv}b" -x "$gb" -p "$port" -F "${args[@]}" \
-			-D "$secs" -f 1 10.81.1.1 >"$out/$drv-$run.txt" 2>&1 || echo "profile-vm: $tool on $drv failed" >&2
+		ip netns exec ppB taskset -c 1 "$tool" -d ppb0 -x "$gb" -p "$port" -F "${args[@]}" \
+			-D "$secs" -f 1 10.77.0.1 >"$out/$drv-$run.txt" 2>&1 || echo "profile-vm: $tool on $drv failed" >&2
 		wait "$spid" || true
 	done
 	wait "$ppid" || true
@@ -67,10 +62,7 @@ profile() {
 		grep -v '^$' | head -150 >"$out/$drv-flat.txt" || true
 	perf report -i "/tmp/$drv.data" --no-children --sort comm --stdio -g none 2>>"$out/$drv-report.err" |
 		grep -v '^#' | grep -v '^$' | head -30 >"$out/$drv-comm.txt" || true
-	rdma link delete "p${drv}a"
-	rdma link delete "p${drv}b"
-	ip netns del "$a"
-	ip netns del "$b"
+	pp_teardown
 }
 
 profile rrxe
