@@ -125,8 +125,9 @@ fn remote_region(
 }
 
 /// A coalesced ACK goes out as soon as it covers this many PSNs since the
-/// last acknowledgement: a quarter of the requester's window.
-pub(crate) const ACK_EVERY: u32 = super::requester::MAX_UNACKED_PSNS / 4;
+/// last acknowledgement: as often as our requester asks for one, a
+/// quarter of its window.
+pub(crate) const ACK_EVERY: u32 = super::requester::MAX_PKT_PER_ACK;
 
 /// Sends the coalesced ACK, if one is owed (see `RecvSide::ack_due`).
 /// The receive task calls it at the end of each run.
