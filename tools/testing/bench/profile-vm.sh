@@ -11,11 +11,15 @@
 # and its client to CPU 1; one warm-up run, then a run of PROF_SECS (6)
 # during which `perf record -a -e cpu-clock` samples both CPUs for 4 s
 # (TCG has no hardware PMU: the timer-based clock event) and /proc/stat's
-# context switches are counted.  Writes to $RRXE_OUT/prof: DRV-run.txt (perftest's
-# output and the context switches), DRV-flat.txt (samples by symbol),
-# DRV-comm.txt (by command: perftest, workers, idle), for DRV rrxe and
-# rxe.  A profile, not a benchmark: one run each, no interval (make bench
-# gives those).
+# context switches are counted; before it, a run of the same length during
+# which `perf stat -a -A` counts, per CPU for 4 s, the scheduler's switches
+# and wake-ups, the work items queued and started, and the softirqs (the
+# hand-offs an operation costs; divide by perftest's iterations).  Writes
+# to $RRXE_OUT/prof: DRV-run.txt (perftest's output and the context
+# switches), DRV-events.txt (the counts and that run's perftest output),
+# DRV-flat.txt (samples by symbol), DRV-comm.txt (by command: perftest,
+# workers, idle), for DRV rrxe and rxe.  A profile, not a benchmark: one
+# run each, no interval (make bench gives those).
 set -euo pipefail
 lib=$(cd "$(dirname "$0")/../selftests/rrxe/lib" && pwd)
 . "$lib/lib.sh"
@@ -32,6 +36,8 @@ echo -1 >/proc/sys/kernel/perf_event_paranoid
 modprobe rdma_rxe
 modprobe rdma_rrxe
 port=18515
+events=sched:sched_switch,sched:sched_wakeup,workqueue:workqueue_queue_work
+events+=,workqueue:workqueue_execute_start,irq:softirq_entry
 
 # profile DRV: the warm-up run and the profiled run on DRV's pair
 # (lib/pingpong.sh's: ppa0 in ppA, 10.77.0.1, and ppb0 in ppB, 10.77.0.2).
@@ -40,20 +46,31 @@ profile() {
 	pp_setup_pair "$drv" "$drv"
 	ga=$(pp_gid_index ppa0 10.77.0.1)
 	gb=$(pp_gid_index ppb0 10.77.0.2)
-	for run in warm run; do
+	for run in warm events run; do
 		port=$((port + 1))
 		ip netns exec ppA taskset -c 0 "$tool" -d ppa0 -x "$ga" -p "$port" -F "${args[@]}" \
 			-D "$secs" -f 1 >/tmp/prof-srv.log 2>&1 &
 		spid=$!
 		pp_wait_server "$spid" "$port" || true
-		if [ $run = run ]; then
+		case $run in
+		events)
+			perf stat -a -A -e "$events" -o "/tmp/$drv-events.txt" -- sleep 4 2>"$out/$drv-stat.err" &
+			ppid=$!
+			;;
+		run)
 			c0=$(awk '/^ctxt/ { print $2 }' /proc/stat)
 			perf record -a -g -e cpu-clock -F 2000 -o "/tmp/$drv.data" -- sleep 4 2>"$out/$drv-record.err" &
 			ppid=$!
-		fi
+			;;
+		esac
 		ip netns exec ppB taskset -c 1 "$tool" -d ppb0 -x "$gb" -p "$port" -F "${args[@]}" \
 			-D "$secs" -f 1 10.77.0.1 >"$out/$drv-$run.txt" 2>&1 || echo "profile-vm: $tool on $drv failed" >&2
 		wait "$spid" || true
+		if [ $run = events ]; then
+			wait "$ppid" || echo "profile-vm: perf stat on $drv failed" >&2
+			cat "/tmp/$drv-events.txt" "$out/$drv-events.txt" >"$out/$drv-ev.tmp" 2>/dev/null || true
+			mv "$out/$drv-ev.tmp" "$out/$drv-events.txt"
+		fi
 	done
 	wait "$ppid" || true
 	echo "context switches during the 4 s: $(($(awk '/^ctxt/ { print $2 }' /proc/stat) - c0))" >>"$out/$drv-run.txt"
@@ -67,4 +84,4 @@ profile() {
 
 profile rrxe
 profile rxe
-echo "profile-vm: $tool ${args[*]}: $out/{rrxe,rxe}-{run,flat,comm}.txt"
+echo "profile-vm: $tool ${args[*]}: $out/{rrxe,rxe}-{run,events,flat,comm}.txt"
