@@ -38,12 +38,12 @@ pub(crate) mod send;
 pub(crate) mod task;
 
 use kernel::{
-    impl_has_hr_timer, impl_has_work, new_mutex, new_spinlock, new_work,
+    impl_has_hr_timer, impl_has_work, new_mutex, new_work,
     prelude::*,
     sync::{
         aref::ARef,
         atomic::{Acquire, Atomic, Full, Relaxed, Release},
-        Arc, Mutex, SpinLock,
+        Arc, Mutex,
     },
     time::hrtimer::HrTimer,
     workqueue::Work,
@@ -171,9 +171,10 @@ pub(crate) struct Qp {
     /// `migration` state (MIGRATED or ARMED).
     mig: Atomic<u32>,
     /// Serialises the writers of `path`, `alt_path` and `mig`
-    /// (`migration::PathWriter`).
+    /// (`migration::PathWriter`); interrupts off, as the receive path
+    /// reads the paths in softirq context.
     #[pin]
-    paths: SpinLock<migration::PathsInner>,
+    paths: SpinLockIrq<migration::PathsInner>,
     #[pin]
     pub(crate) attrs: Mutex<QpAttr>,
     #[pin]
@@ -284,7 +285,7 @@ impl Qp {
                 path: PathCell::new(),
                 alt_path: PathCell::new(),
                 mig: Atomic::new(migration::MIGRATED),
-                paths <- new_spinlock!(migration::PathsInner::default()),
+                paths <- new_spinlock_irq!(migration::PathsInner::default()),
                 attrs <- new_mutex!(QpAttr::default()),
                 send <- new_mutex!(send),
                 recv <- new_mutex!(recv),

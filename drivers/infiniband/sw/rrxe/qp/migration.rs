@@ -18,7 +18,10 @@
 //! alternate path, sets the state to MIGRATED and raises
 //! `IB_EVENT_PATH_MIG`.  The consumer may load a new alternate path and
 //! rearm.  Path writers (`modify_qp` and a migration) are serialised by
-//! the QP's path lock, never taken in the receive path's softirq context.
+//! the QP's path lock, never taken in the receive path's softirq context,
+//! and taken with interrupts off: that softirq reads the paths lock-free
+//! and waits out a write in progress, so a write must not be interrupted
+//! on its CPU by the softirq that waits for it.
 //!
 //! There is no arming handshake: REARM arms at once, and rrxe, like C rxe,
 //! sends the BTH MigReq bit as 0 and ignores it on receipt.  ib_core
@@ -28,11 +31,12 @@
 
 use kernel::sync::{
     atomic::{Acquire, Release},
-    SpinLockGuard,
+    lock::Guard,
 };
 
 use super::{path::Endpoints, Qp};
 use crate::kapi::rdma::{event::QpEvent, qp::QpAttr};
+use crate::kapi::spinlock_irq::SpinLockIrqBackend;
 
 /// `IB_MIG_MIGRATED`: no alternate path armed.
 pub(crate) const MIGRATED: u32 = 0;
@@ -50,12 +54,13 @@ pub(crate) struct PathsInner {
 }
 
 /// The QP's path lock, held: the only writer of its paths and migration
-/// state, so `modify_qp` and a migration never interleave.  A spinlock,
-/// taken inside the attribute, send and receive locks and never in the
-/// receive path's softirq context (which reads the paths lock-free).
+/// state, so `modify_qp` and a migration never interleave.  A spinlock
+/// taken with interrupts off, inside the attribute, send and receive
+/// locks and never in the receive path's softirq context (which reads the
+/// paths lock-free and would spin forever on a write it interrupted).
 pub(crate) struct PathWriter<'a> {
     qp: &'a Qp,
-    inner: SpinLockGuard<'a, PathsInner>,
+    inner: Guard<'a, PathsInner, SpinLockIrqBackend>,
 }
 
 impl PathWriter<'_> {

@@ -124,8 +124,9 @@ impl PathCell {
         }
     }
 
-    /// Sets (or clears) the path.  Callers serialise writes (the QP's
-    /// path lock).
+    /// Sets (or clears) the path.  Callers serialise writes and keep
+    /// interrupts off (the QP's path lock): a reader on the writer's CPU
+    /// would spin forever on the write it interrupted.
     pub(crate) fn set(&self, ep: Option<&Endpoints>) {
         let w = ep.map_or([0; WORDS], pack);
         let s = self.seq.load(Relaxed);
@@ -138,7 +139,7 @@ impl PathCell {
     }
 
     /// The current path.  Any context; never blocks (retries while a
-    /// write is in progress, which is a few stores long).
+    /// write is in progress on another CPU, which is a few stores long).
     pub(crate) fn get(&self) -> Option<Endpoints> {
         loop {
             let s1 = self.seq.load(Acquire);
