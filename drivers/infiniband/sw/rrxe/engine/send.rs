@@ -14,7 +14,7 @@ use kernel::{
     time::{Instant, Monotonic},
 };
 
-use super::{completer, queue_send, requester, rx, BUDGET, PASSES_PER_RUN};
+use super::{completer, queue_send, requester, rx, BUDGET, INLINE_BUDGET, PASSES_PER_RUN};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
 use crate::qp::task::Finish;
@@ -33,13 +33,15 @@ pub(crate) enum Step {
 /// Runs the send task as its owner (its work item, or the doorbell that
 /// claimed it: `inline`): passes while input arrives during them; work
 /// left after a pass, or new input after the doorbell's one pass, goes to
-/// the work item.  A pass that cannot have the lock (a quiescer waits for
+/// the work item.  The doorbell's pass is short ([`INLINE_BUDGET`] steps):
+/// the poster sends the head of its burst, a worker the rest.  A pass that cannot have the lock (a quiescer waits for
 /// it, or holds it) leaves its input marked for the end of the quiesce.
 pub(crate) fn own(qp: &Arc<Qp>, inline: bool) {
+    let budget = if inline { INLINE_BUDGET } else { BUDGET };
     for passes in 1.. {
         let missed = match qp.send.try_lock() {
             Some(mut s) if !qp.send_sched.quiesced() => {
-                let more = pass(qp, &mut s);
+                let more = pass(qp, &mut s, budget);
                 drop(s);
                 if more {
                     return hand_over(qp);
@@ -65,13 +67,13 @@ fn hand_over(qp: &Arc<Qp>) {
     queue_send(qp);
 }
 
-/// One pass: up to [`BUDGET`] steps; true if work is left.
-fn pass(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
+/// One pass: up to `budget` steps; true if work is left.
+fn pass(qp: &Arc<Qp>, s: &mut SendSide, budget: u32) -> bool {
     if qp.is_dead() {
         qp.rx_responses.purge();
         return false;
     }
-    for _ in 0..BUDGET {
+    for _ in 0..budget {
         if qp.is_dead() {
             return false;
         }
@@ -85,7 +87,7 @@ fn pass(qp: &Arc<Qp>, s: &mut SendSide) -> bool {
         }
         match qp.state() {
             QpState::Err => {
-                let more = s.flush(qp, BUDGET);
+                let more = s.flush(qp, budget);
                 // The first flush tells the receive task (an error found
                 // here, a CQ overrun, needs its flush too).
                 if !core::mem::replace(&mut s.err_flushed, true) {
