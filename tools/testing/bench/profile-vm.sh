@@ -12,9 +12,10 @@
 # during which `perf record -a -e cpu-clock` samples both CPUs for 4 s
 # (TCG has no hardware PMU: the timer-based clock event) and /proc/stat's
 # context switches are counted; before it, a run of the same length during
-# which `perf stat -a -A` counts, per CPU for 4 s, the scheduler's switches
-# and wake-ups, the work items queued and started, and the softirqs (the
-# hand-offs an operation costs; divide by perftest's iterations).  Writes
+# which `perf stat -a -A` counts, per CPU for 4 s, context switches and
+# migrations, and /proc/softirqs is read at its start and end (the hand-offs
+# an operation costs; divide by perftest's iterations; the release kernel
+# has no tracepoints, so wake-ups and work items are not counted).  Writes
 # to $RRXE_OUT/prof: DRV-run.txt (perftest's output and the context
 # switches), DRV-events.txt (the counts and that run's perftest output),
 # DRV-flat.txt (samples by symbol), DRV-comm.txt (by command: perftest,
@@ -36,8 +37,7 @@ echo -1 >/proc/sys/kernel/perf_event_paranoid
 modprobe rdma_rxe
 modprobe rdma_rrxe
 port=18515
-events=sched:sched_switch,sched:sched_wakeup,workqueue:workqueue_queue_work
-events+=,workqueue:workqueue_execute_start,irq:softirq_entry
+events=context-switches,cpu-migrations,task-clock
 
 # profile DRV: the warm-up run and the profiled run on DRV's pair
 # (lib/pingpong.sh's: ppa0 in ppA, 10.77.0.1, and ppb0 in ppB, 10.77.0.2).
@@ -54,7 +54,9 @@ profile() {
 		pp_wait_server "$spid" "$port" || true
 		case $run in
 		events)
-			perf stat -a -A -e "$events" -o "/tmp/$drv-events.txt" -- sleep 4 2>"$out/$drv-stat.err" &
+			perf stat -a -A -e "$events" -o "/tmp/$drv-events.txt" -- \
+				sh -c 'cat /proc/softirqs >/tmp/softirqs.0; sleep 4; cat /proc/softirqs >/tmp/softirqs.1' \
+				2>"$out/$drv-stat.err" &
 			ppid=$!
 			;;
 		run)
@@ -68,7 +70,12 @@ profile() {
 		wait "$spid" || true
 		if [ $run = events ]; then
 			wait "$ppid" || echo "profile-vm: perf stat on $drv failed" >&2
-			cat "/tmp/$drv-events.txt" "$out/$drv-events.txt" >"$out/$drv-ev.tmp" 2>/dev/null || true
+			{
+				cat "/tmp/$drv-events.txt"
+				echo "softirqs during the run (per CPU):"
+				paste /tmp/softirqs.0 /tmp/softirqs.1 | awk 'NR > 1 && NF == 6 { printf "%10s %10d %10d\n", $1, $5 - $2, $6 - $3 }'
+				cat "$out/$drv-events.txt"
+			} >"$out/$drv-ev.tmp" 2>/dev/null || true
 			mv "$out/$drv-ev.tmp" "$out/$drv-events.txt"
 		fi
 	done
