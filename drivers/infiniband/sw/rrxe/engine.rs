@@ -52,12 +52,90 @@
 //! expiry re-arms it if there was progress.  Dropping the timer's handle
 //! cancels it.
 //!
-//! Lock order: a QP's `attrs`, then `send`, then `recv`, then a CQ's ring;
-//! the skb queues' own spinlocks are leaves, and so is the multicast
-//! groups' spinlock (`mcast.rs`), which the receive path releases before
-//! it queues.  The tasks take one of `send`
-//! and `recv`, never both; `modify_qp` takes `attrs` and then each side in
-//! turn.
+//! # Locks
+//!
+//! The driver's one lock table; other files link here.  While a lock is
+//! held, only locks of a higher rank are taken, and two locks of one rank
+//! are never held together (a task holds one side, `send` or `recv`;
+//! `modify_qp` and destroy take them one after the other).  Kinds: `M`
+//! mutex (sleeps), `S` `spin_lock`, `I` `spin_lock_irqsave`
+//! (`kapi::spinlock_irq::SpinLockIrq`, or C's for `sk_buff_head`), `X` the
+//! `xa_lock` of an `RcuTable` (`spin_lock`).  Contexts: `P` process
+//! (verbs, work items, a user QP's doorbell), `B` softirq, `A` any (hard
+//! interrupt, interrupts off).
+//!
+//! | Rk | Lock                 | K | Ctx | Protects                        |
+//! |----|----------------------|---|-----|---------------------------------|
+//! | 1  | `link::NEWLINK`      | M | P   | one `rdma link add` at a time   |
+//! | 2  | `link::DEVICES`      | M | P   | the devices unload removes      |
+//! | 2  | `net::SOCKETS`       | M | P   | UDP sockets per namespace       |
+//! | 3  | `Qp::attrs`          | M | P   | `QpAttr`, what `query_qp` shows |
+//! | 3  | `McastTable::writer` | M | P   | attach, detach, netdev filter   |
+//! | 4  | `Qp::send`           | M | P   | `SendSide` (the send task's)    |
+//! | 4  | `Qp::recv`           | M | P   | `RecvSide` (the receive task's) |
+//! | 5  | `SrqShared::inner`   | M | P   | `SrqInner`: ring, index, limit  |
+//! | 5  | `CqShared::ring`     | M | P   | a user CQ's ring and producer   |
+//! | 5  | `OdpUmem::umem`      | M | P   | the `ib_umem_odp` (its release) |
+//! | 6  | `MwState::inner`     | S | P   | `MwInner`: rkey, binding        |
+//! | 6  | `QpEvents::cell` 1)  | S | P   | the `ib_qp` events go to        |
+//! | 7  | `Qp::paths`          | I | P   | path cells' writers, `mig`      |
+//! | 7  | `Qp::kpost`          | I | A   | a kernel QP's rings (producer)  |
+//! | 7  | `SrqShared::kpost`   | I | A   | a kernel SRQ's ring (producer)  |
+//! | 7  | `CqShared::kring`    | I | A   | a kernel CQ's `KernelRing`      |
+//! | 7  | `FastPages::inner`   | I | A   | `FastInner`: lists, generation  |
+//! | 7  | `McastTable::inner`  | I | B,P | `McastInner`: groups, members   |
+//! | 7  | `SkbQueue` (C lock)  | I | B,P | `rx_requests`, `rx_responses`   |
+//! | 7  | `RcuTable` `xa_lock` | X | P 2)| index allocation, (un)publish   |
+//!
+//! 1) Likewise `CqEvents` and `SrqEvents`: each holds the raw `ib_cq` or
+//! `ib_srq` until its destroy verb, and calls the consumer's handler under
+//! it.  2) The AH table's also with interrupts off: the CM creates and
+//! destroys address handles under its spinlocks.
+//!
+//! Taken while holding each (rank 7 and `CqShared::ring`: none):
+//!
+//! * `NEWLINK`: `SOCKETS`, then `DEVICES`, then ib_core's registration;
+//!   after a failed one, `dealloc_driver` (`DEVICES`, then `SOCKETS`).
+//! * `attrs`: `paths` (released again), then `send`, then `recv`.
+//! * `McastTable::writer`: `McastTable::inner`; the netdev's address lock.
+//! * `send`, `recv`: `paths` (a migration); a window's `inner`;
+//!   `FastPages`; `OdpUmem` (an on-demand region's copy); the CQ's `kring`
+//!   or `ring`, then (released) its `CqEvents`; `QpEvents`; for a packet
+//!   to this host, what the receive path takes.  `send` also the MR
+//!   table's `xa_lock` (REG_MR); `recv` the SRQ's `inner`, then
+//!   (released) its `SrqEvents`.
+//! * `SrqShared::inner`: its `kpost` (a resize); `FastPages` (a key check).
+//! * `MwState::inner`: `FastPages` (the bound region's check).
+//! * `OdpUmem::umem`: `mmap_lock` (a fault) or the umem's `umem_mutex` (a
+//!   copy), never both.
+//! * `QpEvents`, `CqEvents`, `SrqEvents`: the consumer's handler (uverbs:
+//!   its `ev_queue.lock`, `I`); a kernel consumer's may post or poll
+//!   (rank 7).
+//!
+//! The receive path (softirq) takes only a `SkbQueue` lock and
+//! `McastTable::inner`, one at a time; the timer callback (hard interrupt)
+//! none.  Held by the kernel around rrxe: `link_ops_rwsem` around
+//! `newlink`, a device's `unregistration_lock` around `dealloc_driver`,
+//! `pernet_ops_rwsem` around a namespace's exit (`SOCKETS`), RTNL around
+//! netdev events (no rrxe lock there), and kernel consumers' own locks,
+//! in any context, around posting, polling, arming, `map_mr_sg` and
+//! address handles (hence the `I` leaves).  Under `send` and `recv` the
+//! kernel takes the hrtimer base (a cancel waits for the callback, which
+//! takes no lock), workqueue pools, the IP stack's locks and, when
+//! destroy drops a user ring, its mmap entry's locks.  No lock an engine
+//! task takes is held across a copy to or from user memory: verbs copy
+//! before they take one (`cq.rs`, `srq.rs`).
+//!
+//! Not locks: RCU read sections (table lookups, `Revocable::try_access`
+//! around copies of pinned memory, the workqueue slots), in which nothing
+//! sleeps; the task words (`qp/task.rs`), which decide who takes `send` or
+//! `recv` (the owner with `try_lock`, a quiescer, `modify_qp` or destroy,
+//! with `lock`); the path cells (`qp/path.rs`), a seqcount read in any
+//! context and written under `paths` with interrupts off (a softirq
+//! reader must never wait for a write it interrupted); the counters
+//! (atomics).  Lockdep has one class per `new_*!` site; all `RcuTable`s
+//! share one class, all `SkbQueue`s another (both initialised in a C
+//! helper).
 //!
 //! Lifetimes: a work item or timer holds an `Arc` of its QP; destroying a
 //! QP marks it dead, quiesces both tasks for good (no new owner from then

@@ -26,9 +26,8 @@
 //!   `qp/task.rs`): an atomic word each, which decides who may take the
 //!   side's lock.
 //!
-//! Lock order (see also `engine`): `attrs`, then `send`, then `recv`; a CQ's
-//! ring lock is taken last, inside either side.  The receive path in
-//! softirq context takes none of them.
+//! Locks, their order and contexts: the table in the `engine` module's
+//! documentation (the one place that lists them).
 
 pub(crate) mod inflight;
 pub(crate) mod migration;
