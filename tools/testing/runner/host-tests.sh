@@ -2,8 +2,9 @@
 # Host tests: `cargo test` of the no_std protocol core (unit, property,
 # known-answer and corpus-regression tests) and of roce-flood (the attack
 # tests' packet generator and its per-packet model), the scripts'
-# failure reporting (setup-test.sh) and the benchmark's statistics
-# (tools/testing/bench/test_benchstat.py).  Writes HOST_PASS/HOST_FAIL to
+# failure reporting (setup-test.sh), the benchmark's statistics
+# (tools/testing/bench/test_benchstat.py) and the layer check
+# (tools/testing/runner/test_layers.py).  Writes HOST_PASS/HOST_FAIL to
 # $RRXE_OUT/host.counts.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -28,19 +29,26 @@ SETUP_PASS=0 SETUP_FAIL=1
 # shellcheck disable=SC1091
 [ -f "$RRXE_OUT/setup.counts" ] && . "$RRXE_OUT/setup.counts"
 pass=$((pass + SETUP_PASS)) fail=$((fail + SETUP_FAIL))
+# unittest_dir NAME DIR: the Python unittests test_*.py in DIR; unittest -v
+# ends a passed test's line with "... ok" and names each failed one in a
+# "FAIL: " or "ERROR: " line.
+unittest_dir() {
+	local name=$1 dir=$2 log="$RRXE_OUT/$1-test.log" rc p f
+	python3 -m unittest discover -s "$dir" -p 'test_*.py' -v >"$log" 2>&1
+	rc=$?
+	p=$(grep -c ' \.\.\. ok$' "$log")
+	f=$(grep -cE '^(FAIL|ERROR): ' "$log")
+	grep -E '^(FAIL|ERROR): ' "$log"
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+	if [ "$p" = 0 ] && [ "$f" = 0 ]; then f=1; fi
+	echo "$name: $p passed, $f failed (details in $log)"
+	pass=$((pass + p)) fail=$((fail + f))
+}
 # The benchmark's statistics (tools/testing/bench/benchstat.py) on
-# synthetic runs whose ratio is known; unittest -v ends a passed test's
-# line with "... ok" and names each failed one in a "FAIL: " or "ERROR: " line.
-bslog="$RRXE_OUT/benchstat-test.log"
-python3 -m unittest discover -s "$top/tools/testing/bench" -p 'test_*.py' -v >"$bslog" 2>&1
-bs_rc=$?
-bs_pass=$(grep -c ' \.\.\. ok$' "$bslog")
-bs_fail=$(grep -cE '^(FAIL|ERROR): ' "$bslog")
-grep -E '^(FAIL|ERROR): ' "$bslog"
-if [ "$bs_rc" != 0 ] && [ "$bs_fail" = 0 ]; then bs_fail=1; fi
-if [ "$bs_pass" = 0 ] && [ "$bs_fail" = 0 ]; then bs_fail=1; fi
-echo "benchstat: $bs_pass passed, $bs_fail failed (details in $bslog)"
-pass=$((pass + bs_pass)) fail=$((fail + bs_fail))
+# synthetic runs whose ratio is known; the layer check
+# (tools/testing/runner/layers.py) on synthetic trees.
+unittest_dir benchstat "$top/tools/testing/bench"
+unittest_dir layers "$top/tools/testing/runner"
 echo "host: $pass passed, $fail failed"
 echo "HOST_PASS=$pass HOST_FAIL=$fail" >"$RRXE_OUT/host.counts"
 [ "$fail" = 0 ]

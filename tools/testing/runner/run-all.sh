@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make test` (quick) and `make test-full` (full): the checks of the tree
-# itself (the flavor map in testing.rst current, each kernel's .config
+# itself (the flavor map in testing.rst current, no module using one of a
+# higher layer beyond the known list (layers.py), each kernel's .config
 # holding the selftests' config), the host tests, then one VM boot per
 # kernel flavor (release, then debug: KASAN, lockdep, kmemleak) with the
 # KUnit suites and the selftests that run
@@ -46,6 +47,7 @@ check() {
 
 echo "== checks of the tree"
 check flavor-map bash "$here/flavor-map.sh" --check "$top/Documentation/rrxe/testing.rst"
+check layers python3 "$here/layers.py"
 for flavor in $flavors; do
 	kconfig=$(FLAVOR=$flavor bash -c ". '$top/scripts/lib.sh' && echo \$KDIR")/.config
 	check "config ($flavor)" bash "$here/check-config.sh" "$kconfig"
