@@ -6,21 +6,25 @@
 //! an Ethernet netdev that the unmodified rdma-core userspace drives through
 //! its rxe provider (same driver id and uverbs ABI as the C `rdma_rxe`).
 //!
-//! Layout, in layers that call only downwards:
+//! Layout, in layers that call only downwards (`make test` checks it:
+//! tools/testing/runner/layers.py holds the table, layers-known.txt the
+//! uses that still go up; Documentation/rrxe/design.rst explains it):
 //!
+//! 0. `kapi`: the only unsafe code (safe wrappers over ib_core, netdev,
+//!    skb, route, workqueue and xarray C APIs).
 //! 1. `proto`: the pure, no_std protocol core shared with the host test
-//!    build; `kapi`: the only unsafe code (safe wrappers over ib_core,
-//!    netdev, skb, route and xarray C APIs); small helpers (`param`,
-//!    `stats`, `icrc`, `port`).
-//! 2. Objects: memory regions (`mr`), memory windows (`mw`), address
-//!    handles (`ah`), completion queues (`cq`), rings (`queue`), WQE
-//!    copies (`wqe`).
-//! 3. The QP and its state (`qp`, `qp/`).
-//! 4. Transmit (`tx`).
-//! 5. The packet engine (`engine`, `engine/`: receive path, requester,
-//!    completer, responder, per-QP tasks and timers).
-//! 6. The verbs (`verbs`, `device`).
-//! 7. Links, sockets and the module (`link`, `net`, this file).
+//!    build.
+//! 2. Helpers: `param`, `stats`, `icrc`, `port`.
+//! 3. Objects: memory regions (`mr`), memory windows (`mw`), address
+//!    handles (`ah`), completion queues (`cq`), shared receive queues
+//!    (`srq`), multicast groups (`mcast`), rings (`queue`), WQE copies
+//!    (`wqe`).
+//! 4. The QP and its state (`qp`, `qp/`).
+//! 5. Transmit (`tx`).
+//! 6. The packet engine (`engine`, `engine/`: receive path, requester,
+//!    completer, responder, per-QP tasks and timers; the lock table).
+//! 7. The verbs (`verbs`, `device`).
+//! 8. Links and sockets (`link`, `net`), then this file.
 
 use kernel::prelude::*;
 
