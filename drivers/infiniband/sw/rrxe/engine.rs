@@ -77,7 +77,7 @@
 //! | 5  | `CqShared::ring`     | M | P   | a user CQ's ring and producer   |
 //! | 5  | `OdpUmem::umem`      | M | P   | the `ib_umem_odp` (its release) |
 //! | 6  | `MwState::inner`     | S | P   | `MwInner`: rkey, binding        |
-//! | 6  | `QpEvents::cell` 1)  | S | P   | the `ib_qp` events go to        |
+//! | 6  | `QpEvents::cell` [1] | S | P   | the `ib_qp` events go to        |
 //! | 7  | `Qp::paths`          | I | P   | path cells' writers, `mig`      |
 //! | 7  | `Qp::kpost`          | I | A   | a kernel QP's rings (producer)  |
 //! | 7  | `SrqShared::kpost`   | I | A   | a kernel SRQ's ring (producer)  |
@@ -85,12 +85,12 @@
 //! | 7  | `FastPages::inner`   | I | A   | `FastInner`: lists, generation  |
 //! | 7  | `McastTable::inner`  | I | B,P | `McastInner`: groups, members   |
 //! | 7  | `SkbQueue` (C lock)  | I | B,P | `rx_requests`, `rx_responses`   |
-//! | 7  | `RcuTable` `xa_lock` | X | P 2)| index allocation, (un)publish   |
+//! | 7  | `RcuTable` `xa_lock` | X | P [2] | index allocation, (un)publish |
 //!
-//! 1) Likewise `CqEvents` and `SrqEvents`: each holds the raw `ib_cq` or
-//! `ib_srq` until its destroy verb, and calls the consumer's handler under
-//! it.  2) The AH table's also with interrupts off: the CM creates and
-//! destroys address handles under its spinlocks.
+//! Notes: [1] likewise `CqEvents` and `SrqEvents`: each holds the raw
+//! `ib_cq` or `ib_srq` until its destroy verb, and calls the consumer's
+//! handler under it.  [2] The AH table's also with interrupts off: the CM
+//! creates and destroys address handles under its spinlocks.
 //!
 //! Taken while holding each (rank 7 and `CqShared::ring`: none):
 //!
