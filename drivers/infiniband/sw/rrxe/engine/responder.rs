@@ -362,26 +362,12 @@ pub(crate) fn handle(qp: &Arc<Qp>, r: &mut RecvSide, skb: SkBuff) {
     rx::with_queued(qp, skb, |rx, pkt| handle_packet(qp, r, rx, pkt));
 }
 
+/// One request, as C rxe's responder takes it state by state: the checks
+/// (`proto::validate`), a refusal or a duplicate, the operation of its
+/// opcode class, then the PSN, MSN and acknowledgement bookkeeping.
 fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) {
     let ud = qp.is_datagram();
-    let ctx = RecvContext {
-        qp_type: qp.qp_type,
-        qp_state: qp.state(),
-        // UD has no path MTU: datagrams up to the port's.
-        pmtu: if ud {
-            ib_mtu_for_netdev_mtu(qp.dev.netdev.mtu()).bytes()
-        } else {
-            r.params.pmtu
-        },
-        pkey: BTH_DEF_PKEY,
-        qkey: r.params.qkey,
-        access_flags: r.params.access_flags,
-        // UD has no PSN sequence.
-        expected_psn: (!ud).then_some(r.psn),
-        prev_opcode: if ud { None } else { r.last_opcode },
-    };
-    let rc = qp.qp_type == QpType::Rc;
-    let class = match validate(pkt, &ctx) {
+    let class = match validate(pkt, &recv_context(qp, r)) {
         Ok(c) => c,
         Err(_) if ud => {
             // Wrong Q_Key, too long, not a UD SEND: dropped, never
@@ -389,40 +375,7 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
             qp.count(Counter::RcvDropped);
             return;
         }
-        Err(err) => {
-            match err.disposition(qp.qp_type, true) {
-                Disposition::Drop => qp.count(Counter::RcvDropped),
-                Disposition::DropMessage => r.uc_drop = true,
-                Disposition::AbortMessage => {
-                    if let Some(w) = r.wqe.as_mut() {
-                        w.received = 0;
-                    }
-                    r.write = None;
-                    r.last_opcode = None;
-                    r.uc_drop = true;
-                }
-                Disposition::Nak {
-                    code: NakCode::PsnSequenceError,
-                    ..
-                } => {
-                    qp.count(Counter::OutOfSeqRequest);
-                    if !r.nak_sent {
-                        r.nak_sent = true;
-                        let psn = r.psn;
-                        send_ack(qp, r, Syndrome::Nak(NakCode::PsnSequenceError), psn);
-                    }
-                }
-                Disposition::Nak { code, fatal } => {
-                    // The QP is in the error state before the requester
-                    // can see the NAK.
-                    if fatal {
-                        fail_request(qp, r, WcStatus::RemInvReqErr, "invalid request");
-                    }
-                    send_ack(qp, r, Syndrome::Nak(code), pkt.psn());
-                }
-            }
-            return;
-        }
+        Err(err) => return refuse(qp, r, pkt, err.disposition(qp.qp_type, true)),
     };
     if ud {
         datagram::receive(qp, r, rx, pkt);
@@ -435,34 +388,7 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
     }
     let info = pkt.info();
     match class {
-        PsnClass::Duplicate => {
-            qp.count(Counter::DuplicateRequest);
-            if info.has(flags::READ) {
-                read::replay(qp, r, pkt);
-            } else if info.has(flags::ATOMIC) {
-                atomic::replay(qp, r, pkt);
-            } else if info.has(flags::ATOMIC_WRITE) || info.has(flags::FLUSH) {
-                atomic::replay_write(qp, r, pkt);
-            } else if r.res.any_after(pkt.psn()) {
-                // A READ or atomic executed after it: the requester
-                // resends that too, and its response acknowledges this
-                // duplicate; an ACK of its own would reach the requester
-                // after responses to later requests (see
-                // `proto::resources::Resources::any_after`).
-                qp.count(Counter::DupAckCovered);
-            } else {
-                // IBTA C9-105: acknowledged again, at the last PSN an ACK
-                // may carry (see `RecvSide::ack_psn`), which covers the
-                // duplicate (it was received, so it is not after it).
-                // Coalesced like other ACKs: a requester's go-back-N
-                // resends a run of requests, and one ACK answers the run
-                // (C rxe's requester takes each surplus ACK that reaches
-                // it in the middle of a READ response as the end of that
-                // response's sequence, and then fails the READ).
-                r.ack_due = Some(r.ack_psn);
-            }
-            return;
-        }
+        PsnClass::Duplicate => return duplicate(qp, r, pkt),
         PsnClass::Resync => {
             // UC: a new message at an unexpected PSN; drop any partial one.
             r.psn = pkt.psn();
@@ -478,8 +404,107 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
         }
         r.uc_drop = false;
     }
-    // PSNs the request takes (a READ: one per response packet).
-    let res = if info.has(flags::SEND) {
+    match execute(qp, r, rx, pkt) {
+        Ok(psns) => accepted(qp, r, pkt, psns),
+        Err(outcome) => failed(qp, r, pkt, outcome),
+    }
+}
+
+/// What the checks of a request on `qp` compare it with.
+fn recv_context(qp: &Qp, r: &RecvSide) -> RecvContext {
+    let ud = qp.is_datagram();
+    RecvContext {
+        qp_type: qp.qp_type,
+        qp_state: qp.state(),
+        // UD has no path MTU: datagrams up to the port's.
+        pmtu: if ud {
+            ib_mtu_for_netdev_mtu(qp.dev.netdev.mtu()).bytes()
+        } else {
+            r.params.pmtu
+        },
+        pkey: BTH_DEF_PKEY,
+        qkey: r.params.qkey,
+        access_flags: r.params.access_flags,
+        // UD has no PSN sequence.
+        expected_psn: (!ud).then_some(r.psn),
+        prev_opcode: if ud { None } else { r.last_opcode },
+    }
+}
+
+/// A request (RC or UC) the checks refused: what IBTA says to do with it.
+fn refuse(qp: &Arc<Qp>, r: &mut RecvSide, pkt: &Packet<'_>, disposition: Disposition) {
+    match disposition {
+        Disposition::Drop => qp.count(Counter::RcvDropped),
+        Disposition::DropMessage => r.uc_drop = true,
+        Disposition::AbortMessage => {
+            if let Some(w) = r.wqe.as_mut() {
+                w.received = 0;
+            }
+            r.write = None;
+            r.last_opcode = None;
+            r.uc_drop = true;
+        }
+        Disposition::Nak {
+            code: NakCode::PsnSequenceError,
+            ..
+        } => {
+            qp.count(Counter::OutOfSeqRequest);
+            if !r.nak_sent {
+                r.nak_sent = true;
+                let psn = r.psn;
+                send_ack(qp, r, Syndrome::Nak(NakCode::PsnSequenceError), psn);
+            }
+        }
+        Disposition::Nak { code, fatal } => {
+            // The QP is in the error state before the requester can see
+            // the NAK.
+            if fatal {
+                fail_request(qp, r, WcStatus::RemInvReqErr, "invalid request");
+            }
+            send_ack(qp, r, Syndrome::Nak(code), pkt.psn());
+        }
+    }
+}
+
+/// A duplicate request (RC): a READ or atomic is answered again from the
+/// responder resources, anything else acknowledged again.
+fn duplicate(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>) {
+    qp.count(Counter::DuplicateRequest);
+    let info = pkt.info();
+    if info.has(flags::READ) {
+        read::replay(qp, r, pkt);
+    } else if info.has(flags::ATOMIC) {
+        atomic::replay(qp, r, pkt);
+    } else if info.has(flags::ATOMIC_WRITE) || info.has(flags::FLUSH) {
+        atomic::replay_write(qp, r, pkt);
+    } else if r.res.any_after(pkt.psn()) {
+        // A READ or atomic executed after it: the requester resends that
+        // too, and its response acknowledges this duplicate; an ACK of its
+        // own would reach the requester after responses to later requests
+        // (see `proto::resources::Resources::any_after`).
+        qp.count(Counter::DupAckCovered);
+    } else {
+        // IBTA C9-105: acknowledged again, at the last PSN an ACK may
+        // carry (see `RecvSide::ack_psn`), which covers the duplicate (it
+        // was received, so it is not after it).  Coalesced like other
+        // ACKs: a requester's go-back-N resends a run of requests, and one
+        // ACK answers the run (C rxe's requester takes each surplus ACK
+        // that reaches it in the middle of a READ response as the end of
+        // that response's sequence, and then fails the READ).
+        r.ack_due = Some(r.ack_psn);
+    }
+}
+
+/// Executes a new request by its opcode class; returns the PSNs it takes
+/// (a READ: one per response packet).
+fn execute(
+    qp: &Arc<Qp>,
+    r: &mut RecvSide,
+    rx: &RxPacket<'_>,
+    pkt: &Packet<'_>,
+) -> Result<u32, Outcome> {
+    let info = pkt.info();
+    if info.has(flags::SEND) {
         do_send(qp, r, rx, pkt).map(|()| 1)
     } else if info.has(flags::WRITE) {
         do_write(qp, r, rx, pkt).map(|()| 1)
@@ -493,10 +518,15 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
         flush::execute(qp, r, pkt).map(|()| 1)
     } else {
         Err(Outcome::invalid("operation not supported by rrxe"))
-    };
-    let psns = match res {
-        Ok(n) => n,
-        Err(Outcome::NotReady) => {
+    }
+}
+
+/// A request that could not be executed: an RNR NAK, the error state, a
+/// NAK, or (UC) the rest of the message dropped.
+fn failed(qp: &Arc<Qp>, r: &mut RecvSide, pkt: &Packet<'_>, outcome: Outcome) {
+    let rc = qp.qp_type == QpType::Rc;
+    match outcome {
+        Outcome::NotReady => {
             if rc {
                 qp.count(Counter::SendRnrNak);
                 let t = RnrTimer::new(r.params.min_rnr_timer);
@@ -505,22 +535,17 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
                 r.uc_drop = true;
                 r.psn = r.psn.next();
             }
-            return;
         }
-        Err(Outcome::Unacknowledged { status, why }) => {
+        Outcome::Unacknowledged { status, why } => {
             fail_request(qp, r, status, why);
             if rc {
                 send_ack(qp, r, Syndrome::ack_unlimited(), pkt.psn());
             }
-            return;
         }
-        Err(Outcome::Fatal { code, status, why })
-            if !rc && code != NakCode::RemoteOperationalError =>
-        {
+        Outcome::Fatal { code, status, why } if !rc && code != NakCode::RemoteOperationalError => {
             drop_uc_message(qp, r, status, why);
-            return;
         }
-        Err(Outcome::Fatal { code, status, why }) => {
+        Outcome::Fatal { code, status, why } => {
             // The QP enters the error state (and the receive in progress
             // completes in error) before the requester can see the NAK.
             // UC has no NAKs: the rest of the message is dropped.
@@ -534,21 +559,26 @@ fn handle_packet(qp: &Arc<Qp>, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet
                     qp.raise(QpEvent::AccessErr);
                 }
             }
-            return;
         }
-    };
+    }
+}
+
+/// A request executed, taking `psns` PSNs: the expected PSN and the MSN
+/// move on, and the acknowledgement it asks for is due (coalesced).
+fn accepted(qp: &Qp, r: &mut RecvSide, pkt: &Packet<'_>, psns: u32) {
+    let info = pkt.info();
     r.psn = r.psn.add(psns);
     r.last_opcode = Some(pkt.opcode());
     if info.is_end() {
         r.msn = r.msn.wrapping_add(1);
     }
-    // READs, atomics, ATOMIC WRITEs and FLUSHes are answered by their responses,
-    // never by an ACK (which would tell the requester that their
-    // responses were lost).
+    // READs, atomics, ATOMIC WRITEs and FLUSHes are answered by their
+    // responses, never by an ACK (which would tell the requester that
+    // their responses were lost).
     let answered = flags::READ | flags::ATOMIC | flags::ATOMIC_WRITE | flags::FLUSH;
     if info.flags() & answered == 0 {
         r.ack_psn = pkt.psn();
-        if rc && pkt.bth().ack_req() {
+        if qp.qp_type == QpType::Rc && pkt.bth().ack_req() {
             r.ack_due = Some(pkt.psn());
             if r.acked.distance_to(pkt.psn()) >= ACK_EVERY {
                 flush_ack(qp, r);
