@@ -197,51 +197,14 @@ fn send_one(
     let k = w.pkts_sent;
     let op = w.hdr.op;
     let opcode = request_opcode(qp.qp_type, op, k, w.npkts).ok_or(WcStatus::LocQpOpErr)?;
-    let mut ext = ExtHeaders::default();
     // A READ, atomic or FLUSH is one request packet without payload.
     let (off, len) = if op.carries_payload() {
         payload_of(k, w.hdr.length, pmtu)
     } else {
         (0, 0)
     };
-    match op {
-        SendOp::Read => {
-            let (va, rest) = read_resume(w.hdr.remote_addr, w.hdr.length, k, pmtu)
-                .ok_or(WcStatus::LocQpOpErr)?;
-            ext.reth = Some(Reth::new(va, w.hdr.rkey, rest));
-        }
-        SendOp::CompareSwap => {
-            ext.atmeth = Some(AtomicEth::new(
-                w.hdr.remote_addr,
-                w.hdr.rkey,
-                w.hdr.swap,
-                w.hdr.compare_add,
-            ))
-        }
-        SendOp::FetchAdd => {
-            ext.atmeth = Some(AtomicEth::new(
-                w.hdr.remote_addr,
-                w.hdr.rkey,
-                w.hdr.compare_add,
-                w.hdr.compare_add,
-            ))
-        }
-        SendOp::AtomicWrite => {
-            ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
-        }
-        SendOp::Flush => {
-            let f = w.hdr.flush;
-            ext.feth = Some(Feth::new(
-                u32::from(f.placement_type),
-                u32::from(f.selectivity),
-            ));
-            ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
-        }
-        _ if k == 0 && op.is_write() => {
-            ext.reth = Some(Reth::new(w.hdr.remote_addr, w.hdr.rkey, w.hdr.length));
-        }
-        _ => {}
-    }
+    let last = op.needs_response() || k + 1 >= w.npkts;
+    let ext = request_headers(w, k, pmtu, last)?;
     if !w.started {
         w.first_psn = psn;
         w.started = true;
@@ -249,19 +212,12 @@ fn send_one(
             *rd_atomic_out += 1;
         }
     }
-    let last = op.needs_response() || k + 1 >= w.npkts;
     let ack_req = qp.qp_type == QpType::Rc && (last || noack + 1 >= MAX_PKT_PER_ACK);
     let se = last && op.is_send() && w.hdr.flags & send_flags::SOLICITED != 0;
     let bth = Bth::new(opcode, dest_qpn, psn)
         .with_pkey(BTH_DEF_PKEY)
         .with_se(se)
         .with_ack_req(ack_req);
-    if last && op.has_imm() {
-        ext.immdt = Some(Immdt::from_raw(w.hdr.imm));
-    }
-    if last && op == SendOp::SendInv {
-        ext.ieth = Some(Ieth::new(w.hdr.invalidate_rkey()));
-    }
     let wr: &crate::wqe::SendWqe = w;
     let mut fill = |pkt: &mut crate::kapi::net::route::TxPacket, f: &mut dyn FnMut(&[u8])| {
         crate::wqe::gather(wr, off, len as usize, pkt, f)
@@ -290,26 +246,83 @@ fn send_one(
         // No route, no memory: a lost packet, recovered by the timer.
         Err(TxError::Net(_)) => {}
     }
+    packet_sent(qp, s, idx, ack_req);
+    Ok(())
+}
+
+/// The extension headers of packet `k` of WQE `w` (`last`: the last
+/// packet of its message, or its only request packet): the RETH, AtomicETH
+/// and FETH its kind carries, the immediate data and the rkey to
+/// invalidate on the last.
+fn request_headers(
+    w: &crate::wqe::SendWqe,
+    k: u32,
+    pmtu: u32,
+    last: bool,
+) -> Result<ExtHeaders, WcStatus> {
+    let h = &w.hdr;
+    let mut ext = ExtHeaders::default();
+    match h.op {
+        SendOp::Read => {
+            let (va, rest) =
+                read_resume(h.remote_addr, h.length, k, pmtu).ok_or(WcStatus::LocQpOpErr)?;
+            ext.reth = Some(Reth::new(va, h.rkey, rest));
+        }
+        SendOp::CompareSwap => {
+            ext.atmeth = Some(AtomicEth::new(h.remote_addr, h.rkey, h.swap, h.compare_add))
+        }
+        SendOp::FetchAdd => {
+            ext.atmeth = Some(AtomicEth::new(
+                h.remote_addr,
+                h.rkey,
+                h.compare_add,
+                h.compare_add,
+            ))
+        }
+        SendOp::AtomicWrite => ext.reth = Some(Reth::new(h.remote_addr, h.rkey, h.length)),
+        SendOp::Flush => {
+            ext.feth = Some(Feth::new(
+                u32::from(h.flush.placement_type),
+                u32::from(h.flush.selectivity),
+            ));
+            ext.reth = Some(Reth::new(h.remote_addr, h.rkey, h.length));
+        }
+        op if k == 0 && op.is_write() => {
+            ext.reth = Some(Reth::new(h.remote_addr, h.rkey, h.length));
+        }
+        _ => {}
+    }
+    if last && h.op.has_imm() {
+        ext.immdt = Some(Immdt::from_raw(h.imm));
+    }
+    if last && h.op == SendOp::SendInv {
+        ext.ieth = Some(Ieth::new(h.invalidate_rkey()));
+    }
+    Ok(ext)
+}
+
+/// A packet of WQE `idx` went out (or was lost on the way): the PSN moves
+/// on (a READ request by all its responses), the WQE is done once fully
+/// sent (UC: retired at once), and an RC QP's retransmit timer runs.
+fn packet_sent(qp: &Arc<Qp>, s: &mut SendSide, idx: usize, ack_req: bool) {
+    let psn = s.psn;
     let Some(w) = s.inflight.get_mut(idx) else {
-        return Ok(());
+        return;
     };
+    let read = w.hdr.op.is_read();
     // A READ request covers the PSNs of all its (remaining) responses.
-    let advance = if op.is_read() {
+    let advance = if read {
         w.npkts.saturating_sub(w.pkts_sent).max(1)
     } else {
         1
     };
-    w.pkts_sent = if op.is_read() {
-        w.npkts
-    } else {
-        w.pkts_sent + 1
-    };
+    w.pkts_sent = if read { w.npkts } else { w.pkts_sent + 1 };
     let done = w.fully_sent();
     s.psn = psn.add(advance);
     if s.psn.compare(s.sent_end) > 0 {
         s.sent_end = s.psn;
     }
-    s.noack = if ack_req { 0 } else { noack + 1 };
+    s.noack = if ack_req { 0 } else { s.noack + 1 };
     if done {
         s.next += 1;
         if qp.qp_type == QpType::Uc && idx == 0 {
@@ -319,5 +332,4 @@ fn send_one(
     if qp.qp_type == QpType::Rc && s.timer.is_none() {
         arm_retransmit(qp, s);
     }
-    Ok(())
 }
