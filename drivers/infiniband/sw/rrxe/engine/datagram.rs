@@ -84,6 +84,16 @@ pub(super) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         timeout: 0,
         gid_dev: ah.gid_dev,
     };
+    send_datagram(qp, s, opcode, &ep)
+}
+
+/// Sends the oldest WQE as one datagram (`opcode`) to `ep` and retires it;
+/// a datagram the network loses completes as sent, as UD allows.
+fn send_datagram(qp: &Arc<Qp>, s: &mut SendSide, opcode: u8, ep: &Endpoints) -> Step {
+    let Some(w) = s.inflight.get(0) else {
+        return Step::Idle;
+    };
+    let dest = w.hdr.ud;
     let mut ext = ExtHeaders {
         deth: Some(Deth::new(dest.qkey(s.params.qkey), qp.qpn)),
         ..Default::default()
@@ -104,17 +114,14 @@ pub(super) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         &qp.dev.netdev,
         &qp.dev.stats,
         &mut s.route,
-        &ep,
+        ep,
         &bth,
         &ext,
         len,
         &mut fill,
     );
-    let status = match sent {
-        Ok(sent) => {
-            deliver_sent(qp, sent);
-            WcStatus::Success
-        }
+    match sent {
+        Ok(sent) => deliver_sent(qp, sent),
         Err(TxError::Fill(err)) => {
             crate::rrxe_ratelimited!(
                 pr_warn,
@@ -131,9 +138,9 @@ pub(super) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
             return Step::Progress;
         }
         // No route, no memory: the datagram is lost, as UD allows.
-        Err(TxError::Net(_)) => WcStatus::Success,
-    };
+        Err(TxError::Net(_)) => {}
+    }
     s.psn = s.psn.next();
-    s.retire_head(qp, status);
+    s.retire_head(qp, WcStatus::Success);
     Step::Progress
 }
