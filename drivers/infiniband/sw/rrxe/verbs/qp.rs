@@ -249,6 +249,51 @@ fn endpoints(qpn: u32, path: &crate::kapi::rdma::qp::QpPath, timeout: u8) -> Opt
 pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     let qp = &h.qp;
     let mut a = qp.attrs.lock();
+    let next = checked_next_state(qp, new, mask)?;
+    // From here to the paths' update, a migration cannot slip in.
+    let mut paths = qp.path_writer();
+    paths.settle(&mut a);
+    // Arming needs an alternate path, loaded now or before (and not used
+    // up by a migration since).
+    let arm = mask & attr::PATH_MIG_STATE != 0 && new.path_mig_state != migration::MIGRATED;
+    if arm && mask & attr::ALT_PATH == 0 && qp.alt_path.get().is_none() {
+        return Err(bad(
+            "path_mig_state (no alternate path)",
+            new.path_mig_state,
+        ));
+    }
+    copy_selected(&mut a, new, mask, arm);
+    let to_reset = next == QpState::Reset && qp.state() != QpState::Reset;
+    set_paths(qp, &paths, &mut a, mask, to_reset);
+    drop(paths);
+    let was = qp.state();
+    // The tasks are quiesced while their sides change: a pass in progress
+    // ends first (the lock), none starts meanwhile, and input that came
+    // in between runs once the quiesce ends.
+    qp.send_sched.quiesce();
+    qp.recv_sched.quiesce();
+    let stays_err = apply(qp, &a, mask, was, next, to_reset);
+    drop(a);
+    engine::unquiesce(qp);
+    if stays_err {
+        // As C rxe's check would refuse ERR -> `next`.
+        return Err(EINVAL);
+    }
+    match next {
+        // The tasks flush their queues.
+        QpState::Err if was != QpState::Err => engine::fail(qp, "moved to the error state"),
+        // WQEs may have been posted (and their doorbell ignored) before;
+        // SQD: the send task finishes what is in progress and reports.
+        QpState::Rts | QpState::Sqd => engine::schedule_send(qp),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The state `modify_qp` moves `qp` to, if the transition is legal for
+/// its type with the attributes in `mask` (IBTA's table, as C rxe checks
+/// it) and every value is in range.  The caller holds the attributes.
+fn checked_next_state(qp: &Qp, new: &QpAttr, mask: u32) -> Result<QpState> {
     let cur_raw = if mask & attr::CUR_STATE != 0 {
         new.cur_state
     } else {
@@ -273,19 +318,12 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
         return Err(EINVAL);
     }
     check_values(new, mask)?;
-    // From here to the paths' update, a migration cannot slip in.
-    let mut paths = qp.path_writer();
-    paths.settle(&mut a);
-    // Arming needs an alternate path, loaded now or before (and not used
-    // up by a migration since).
-    let arm = mask & attr::PATH_MIG_STATE != 0 && new.path_mig_state != migration::MIGRATED;
-    if arm && mask & attr::ALT_PATH == 0 && qp.alt_path.get().is_none() {
-        return Err(bad(
-            "path_mig_state (no alternate path)",
-            new.path_mig_state,
-        ));
-    }
-    // Copy each attribute `mask` selects; PSNs and QPNs are 24 bits.
+    Ok(next)
+}
+
+/// Copies the attributes `mask` selects from `new` into `a` (PSNs and QPNs
+/// are 24 bits); `arm`: the alternate path is armed.
+fn copy_selected(a: &mut QpAttr, new: &QpAttr, mask: u32, arm: bool) {
     macro_rules! copy_selected {
         ($($bit:ident => $field:ident $(& $m:expr)?),* $(,)?) => {$(
             if mask & attr::$bit != 0 {
@@ -324,7 +362,19 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
             migration::MIGRATED
         };
     }
-    let to_reset = next == QpState::Reset && qp.state() != QpState::Reset;
+}
+
+/// Loads the paths `a` now holds into the QP's path cells (the caller
+/// holds the path lock, `paths`): the primary when the address vector or
+/// the timeout changed, the alternate when loaded; a reset clears the
+/// alternate and the migration state.
+fn set_paths(
+    qp: &Qp,
+    paths: &migration::PathWriter<'_>,
+    a: &mut QpAttr,
+    mask: u32,
+    to_reset: bool,
+) {
     // The timeout belongs to the path (and a QP without an address vector
     // has no path to give it).
     if mask & attr::AV != 0 || (mask & attr::TIMEOUT != 0 && qp.path.get().is_some()) {
@@ -342,23 +392,22 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
             paths.set_state(a.path_mig_state);
         }
     }
-    drop(paths);
+}
+
+/// Gives the engine's sides their new parameters (the tasks quiesced) and
+/// sets the state `next`, which `was` before; true if the QP entered the
+/// error state meanwhile and stays there (only RESET and ERR leave it).
+fn apply(qp: &Qp, a: &QpAttr, mask: u32, was: QpState, next: QpState, to_reset: bool) -> bool {
     let pmtu = IbMtu::from_raw(a.path_mtu).map_or(256, |m| m.bytes());
-    let was = qp.state();
-    // The tasks are quiesced while their sides change: a pass in progress
-    // ends first (the lock), none starts meanwhile, and input that came
-    // in between runs once the quiesce ends.
-    qp.send_sched.quiesce();
-    qp.recv_sched.quiesce();
     {
         let mut s = qp.send.lock();
-        s.apply(&a, mask, pmtu, to_reset);
+        s.apply(a, mask, pmtu, to_reset);
         if next == QpState::Sqd && was != QpState::Sqd {
             // IBTA: SQ_DRAINED only if the consumer asked for it.
             s.sqd_notify = mask & attr::EN_SQD_ASYNC_NOTIFY != 0 && a.en_sqd_async_notify != 0;
         }
     }
-    qp.recv.lock().apply(&a, mask, pmtu, to_reset);
+    qp.recv.lock().apply(a, mask, pmtu, to_reset);
     qp.set_pmtu(pmtu);
     // A pass that ended before the quiesce may have moved the QP to the
     // error state since `was` was read: that stands (only RESET leaves
@@ -368,21 +417,7 @@ pub(crate) fn modify(h: &RrxeQp, new: &QpAttr, mask: u32) -> Result {
     if !stays_err {
         qp.set_state(next);
     }
-    drop(a);
-    engine::unquiesce(qp);
-    if stays_err {
-        // As C rxe's check would refuse ERR -> `next`.
-        return Err(EINVAL);
-    }
-    match next {
-        // The tasks flush their queues.
-        QpState::Err if was != QpState::Err => engine::fail(qp, "moved to the error state"),
-        // WQEs may have been posted (and their doorbell ignored) before;
-        // SQD: the send task finishes what is in progress and reports.
-        QpState::Rts | QpState::Sqd => engine::schedule_send(qp),
-        _ => {}
-    }
-    Ok(())
+    stays_err
 }
 
 /// `attach_mcast`: the QP receives the datagrams to group `mgid`.
