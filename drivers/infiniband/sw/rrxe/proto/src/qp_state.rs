@@ -243,6 +243,138 @@ const RC_SQD_OPT: u32 = PORT
     | MIN_RNR_TIMER
     | PATH_MIG_STATE;
 
+/// RESET -> INIT: the QP's port, P_Key and Q_Key or access.
+const RESET_TO_INIT: Transition = Transition {
+    req: PerType {
+        ud: PKEY_INDEX | PORT | QKEY,
+        raw_packet: PORT,
+        uc: CONN_INIT,
+        rc: CONN_INIT,
+        xrc_ini: CONN_INIT,
+        xrc_tgt: CONN_INIT,
+        smi: PKEY_INDEX | QKEY,
+        gsi: PKEY_INDEX | QKEY,
+    },
+    opt: NONE,
+};
+
+/// INIT -> INIT: the same, all optional.
+const INIT_TO_INIT: Transition = Transition {
+    req: NONE,
+    opt: PerType {
+        ud: PKEY_INDEX | PORT | QKEY,
+        uc: CONN_INIT,
+        rc: CONN_INIT,
+        xrc_ini: CONN_INIT,
+        xrc_tgt: CONN_INIT,
+        smi: PKEY_INDEX | QKEY,
+        gsi: PKEY_INDEX | QKEY,
+        ..NONE
+    },
+};
+
+/// INIT -> RTR: the path and the receive side (connected QPs).
+const INIT_TO_RTR: Transition = Transition {
+    req: PerType {
+        uc: UC_RTR_REQ,
+        rc: RC_RTR_REQ,
+        xrc_ini: UC_RTR_REQ,
+        xrc_tgt: RC_RTR_REQ,
+        ..NONE
+    },
+    opt: PerType {
+        ud: PKEY_INDEX | QKEY,
+        uc: CONN_RTR_OPT,
+        rc: CONN_RTR_OPT,
+        xrc_ini: CONN_RTR_OPT,
+        xrc_tgt: CONN_RTR_OPT,
+        smi: PKEY_INDEX | QKEY,
+        gsi: PKEY_INDEX | QKEY,
+        ..NONE
+    },
+};
+
+/// RTR -> RTS: the send side (timeouts, retries, SQ PSN).
+const RTR_TO_RTS: Transition = Transition {
+    req: PerType {
+        ud: SQ_PSN,
+        uc: SQ_PSN,
+        rc: RC_RTS_REQ,
+        xrc_ini: RC_RTS_REQ,
+        xrc_tgt: TIMEOUT | SQ_PSN,
+        smi: SQ_PSN,
+        gsi: SQ_PSN,
+        ..NONE
+    },
+    opt: PerType {
+        ud: DGRAM_RTS,
+        uc: CONN_PATH,
+        rc: CONN_PATH | MIN_RNR_TIMER,
+        xrc_ini: CONN_PATH,
+        xrc_tgt: CONN_PATH | MIN_RNR_TIMER,
+        smi: DGRAM_RTS,
+        gsi: DGRAM_RTS,
+        ..NONE
+    },
+};
+
+/// RTS -> RTS and SQD -> RTS: path, access and timers, optional.
+const TO_RTS: Transition = Transition {
+    req: NONE,
+    opt: PerType {
+        ud: DGRAM_RTS,
+        uc: CONN_PATH,
+        rc: CONN_PATH | MIN_RNR_TIMER,
+        xrc_ini: CONN_PATH,
+        xrc_tgt: CONN_PATH | MIN_RNR_TIMER,
+        smi: DGRAM_RTS,
+        gsi: DGRAM_RTS,
+        ..NONE
+    },
+};
+
+/// RTS -> SQD: the SQ_DRAINED request.
+const RTS_TO_SQD: Transition = Transition {
+    req: NONE,
+    opt: PerType {
+        ud: EN_SQD_ASYNC_NOTIFY,
+        uc: EN_SQD_ASYNC_NOTIFY,
+        rc: EN_SQD_ASYNC_NOTIFY,
+        xrc_ini: EN_SQD_ASYNC_NOTIFY,
+        xrc_tgt: EN_SQD_ASYNC_NOTIFY,
+        smi: EN_SQD_ASYNC_NOTIFY,
+        gsi: EN_SQD_ASYNC_NOTIFY,
+        ..NONE
+    },
+};
+
+/// SQD -> SQD: what may change while drained.
+const SQD_TO_SQD: Transition = Transition {
+    req: NONE,
+    opt: PerType {
+        ud: PKEY_INDEX | QKEY,
+        uc: AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE,
+        rc: RC_SQD_OPT,
+        xrc_ini: RC_SQD_OPT & !(MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER),
+        xrc_tgt: RC_SQD_OPT & !(RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC),
+        smi: PKEY_INDEX | QKEY,
+        gsi: PKEY_INDEX | QKEY,
+        ..NONE
+    },
+};
+
+/// SQE -> RTS (datagram QPs and UC only).
+const SQE_TO_RTS: Transition = Transition {
+    req: NONE,
+    opt: PerType {
+        ud: DGRAM_RTS,
+        uc: CUR_STATE | ACCESS_FLAGS,
+        smi: DGRAM_RTS,
+        gsi: DGRAM_RTS,
+        ..NONE
+    },
+};
+
 /// The transition table; `None` means the transition is illegal.
 const fn transition(cur: QpState, next: QpState) -> Option<Transition> {
     use QpState::*;
@@ -250,122 +382,14 @@ const fn transition(cur: QpState, next: QpState) -> Option<Transition> {
         // Any state may go to RESET and to ERR, except RESET -> ERR.
         (Reset, Err) => return None,
         (_, Reset) | (_, Err) => PLAIN,
-        (Reset, Init) => Transition {
-            req: PerType {
-                ud: PKEY_INDEX | PORT | QKEY,
-                raw_packet: PORT,
-                uc: CONN_INIT,
-                rc: CONN_INIT,
-                xrc_ini: CONN_INIT,
-                xrc_tgt: CONN_INIT,
-                smi: PKEY_INDEX | QKEY,
-                gsi: PKEY_INDEX | QKEY,
-            },
-            opt: NONE,
-        },
-        (Init, Init) => Transition {
-            req: NONE,
-            opt: PerType {
-                ud: PKEY_INDEX | PORT | QKEY,
-                uc: CONN_INIT,
-                rc: CONN_INIT,
-                xrc_ini: CONN_INIT,
-                xrc_tgt: CONN_INIT,
-                smi: PKEY_INDEX | QKEY,
-                gsi: PKEY_INDEX | QKEY,
-                ..NONE
-            },
-        },
-        (Init, Rtr) => Transition {
-            req: PerType {
-                uc: UC_RTR_REQ,
-                rc: RC_RTR_REQ,
-                xrc_ini: UC_RTR_REQ,
-                xrc_tgt: RC_RTR_REQ,
-                ..NONE
-            },
-            opt: PerType {
-                ud: PKEY_INDEX | QKEY,
-                uc: CONN_RTR_OPT,
-                rc: CONN_RTR_OPT,
-                xrc_ini: CONN_RTR_OPT,
-                xrc_tgt: CONN_RTR_OPT,
-                smi: PKEY_INDEX | QKEY,
-                gsi: PKEY_INDEX | QKEY,
-                ..NONE
-            },
-        },
-        (Rtr, Rts) => Transition {
-            req: PerType {
-                ud: SQ_PSN,
-                uc: SQ_PSN,
-                rc: RC_RTS_REQ,
-                xrc_ini: RC_RTS_REQ,
-                xrc_tgt: TIMEOUT | SQ_PSN,
-                smi: SQ_PSN,
-                gsi: SQ_PSN,
-                ..NONE
-            },
-            opt: PerType {
-                ud: DGRAM_RTS,
-                uc: CONN_PATH,
-                rc: CONN_PATH | MIN_RNR_TIMER,
-                xrc_ini: CONN_PATH,
-                xrc_tgt: CONN_PATH | MIN_RNR_TIMER,
-                smi: DGRAM_RTS,
-                gsi: DGRAM_RTS,
-                ..NONE
-            },
-        },
-        (Rts, Rts) | (Sqd, Rts) => Transition {
-            req: NONE,
-            opt: PerType {
-                ud: DGRAM_RTS,
-                uc: CONN_PATH,
-                rc: CONN_PATH | MIN_RNR_TIMER,
-                xrc_ini: CONN_PATH,
-                xrc_tgt: CONN_PATH | MIN_RNR_TIMER,
-                smi: DGRAM_RTS,
-                gsi: DGRAM_RTS,
-                ..NONE
-            },
-        },
-        (Rts, Sqd) => Transition {
-            req: NONE,
-            opt: PerType {
-                ud: EN_SQD_ASYNC_NOTIFY,
-                uc: EN_SQD_ASYNC_NOTIFY,
-                rc: EN_SQD_ASYNC_NOTIFY,
-                xrc_ini: EN_SQD_ASYNC_NOTIFY,
-                xrc_tgt: EN_SQD_ASYNC_NOTIFY,
-                smi: EN_SQD_ASYNC_NOTIFY,
-                gsi: EN_SQD_ASYNC_NOTIFY,
-                ..NONE
-            },
-        },
-        (Sqd, Sqd) => Transition {
-            req: NONE,
-            opt: PerType {
-                ud: PKEY_INDEX | QKEY,
-                uc: AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE,
-                rc: RC_SQD_OPT,
-                xrc_ini: RC_SQD_OPT & !(MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER),
-                xrc_tgt: RC_SQD_OPT & !(RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC),
-                smi: PKEY_INDEX | QKEY,
-                gsi: PKEY_INDEX | QKEY,
-                ..NONE
-            },
-        },
-        (Sqe, Rts) => Transition {
-            req: NONE,
-            opt: PerType {
-                ud: DGRAM_RTS,
-                uc: CUR_STATE | ACCESS_FLAGS,
-                smi: DGRAM_RTS,
-                gsi: DGRAM_RTS,
-                ..NONE
-            },
-        },
+        (Reset, Init) => RESET_TO_INIT,
+        (Init, Init) => INIT_TO_INIT,
+        (Init, Rtr) => INIT_TO_RTR,
+        (Rtr, Rts) => RTR_TO_RTS,
+        (Rts, Rts) | (Sqd, Rts) => TO_RTS,
+        (Rts, Sqd) => RTS_TO_SQD,
+        (Sqd, Sqd) => SQD_TO_SQD,
+        (Sqe, Rts) => SQE_TO_RTS,
         _ => return None,
     };
     Some(t)

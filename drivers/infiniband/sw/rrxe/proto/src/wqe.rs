@@ -377,21 +377,7 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         return Err(err(WqeError::Flags(flags)));
     }
     let imm: [u8; 4] = b[20..24].try_into().map_err(|_| err(WqeError::Truncated))?;
-    // `wr.rdma` and `wr.atomic` share the remote address; the rkey
-    // follows the address (rdma) or the two operands (atomic).
-    let remote_addr = u64_at(b, 24).ok_or(err(WqeError::Truncated))?;
-    let (rkey, compare_add, swap) = if op == SendOp::Flush {
-        // `wr.flush`: the rkey follows a (unused) 32-bit length.
-        (u32_at(b, 36).ok_or(err(WqeError::Truncated))?, 0, 0)
-    } else if op.is_atomic() {
-        (
-            u32_at(b, 48).ok_or(err(WqeError::Truncated))?,
-            u64_at(b, 32).ok_or(err(WqeError::Truncated))?,
-            u64_at(b, 40).ok_or(err(WqeError::Truncated))?,
-        )
-    } else {
-        (u32_at(b, 32).ok_or(err(WqeError::Truncated))?, 0, 0)
-    };
+    let remote = decode_remote(b, op).map_err(err)?;
     if op.needs_response() && flags & send_flags::INLINE != 0 {
         // Their local buffers are written: inline data makes no sense.
         return Err(err(WqeError::Flags(flags)));
@@ -401,75 +387,131 @@ pub fn decode_send(b: &[u8], max_sge: u32, max_inline: u32) -> Result<SendWqeHdr
         remote_qkey: u32_at(b, UD_REMOTE_QKEY).ok_or(err(WqeError::Truncated))?,
         ah_num: u32_at(b, UD_AH_NUM).ok_or(err(WqeError::Truncated))?,
     };
-    let room = b.len() - SEND_WQE_HDR;
-    let mut bind = MwBind::default();
-    let mut flush = FlushReq::default();
-    let mut reg = RegReq::default();
-    let (num_sge, length) = if op == SendOp::Flush {
-        // No payload: the length of the range to flush is `dma.length`.
-        flush = FlushReq {
-            placement_type: *b.get(40).ok_or(err(WqeError::Truncated))?,
-            selectivity: *b.get(41).ok_or(err(WqeError::Truncated))?,
-        };
-        if flush.placement_type & !3 != 0 || flush.selectivity > 1 {
-            return Err(err(WqeError::Flush));
-        }
-        let len = u32_at(b, SEND_WQE_DMA).ok_or(err(WqeError::Truncated))?;
-        if u64::from(len) > MAX_MSG_LEN {
-            return Err(err(WqeError::Length));
-        }
-        (0, len)
-    } else if op.is_local() {
-        // No payload; a bind carries its request in `wr.mw`.
-        if op == SendOp::BindMw {
-            bind = MwBind::decode(b).ok_or(err(WqeError::Truncated))?;
-        }
-        if op == SendOp::RegMr {
-            let mr = u64_at(b, REG_MR_FIELD).ok_or(err(WqeError::Truncated))?;
-            reg = RegReq {
-                // Not an index (0 is none): the lookup fails.
-                mr_index: u32::try_from(mr).unwrap_or(0),
-                key: u32_at(b, REG_KEY).ok_or(err(WqeError::Truncated))?,
-                access: u32_at(b, REG_ACCESS).ok_or(err(WqeError::Truncated))?,
-            };
-        }
-        (0, 0)
-    } else if op == SendOp::AtomicWrite {
-        // librxe puts the 8 bytes where the SGEs would be
-        // (`dma.atomic_wr`), with no SGE.
-        if room < ATOMIC_WRITE_LEN as usize {
-            return Err(err(WqeError::Truncated));
-        }
-        (0, ATOMIC_WRITE_LEN)
-    } else if flags & send_flags::INLINE != 0 {
-        let len = u32_at(b, SEND_WQE_DMA).ok_or(err(WqeError::Truncated))?;
-        if len > max_inline || len as usize > room {
-            return Err(err(WqeError::InlineLength(len)));
-        }
-        (0, len)
-    } else {
-        let n = u32_at(b, SEND_WQE_DMA + 12).ok_or(err(WqeError::Truncated))?;
-        if n > max_sge || n as usize > room / SGE_SIZE {
-            return Err(err(WqeError::SgeCount(n)));
-        }
-        (n, total_len(b, SEND_WQE_HDR, n as usize).map_err(err)?)
-    };
+    let body = decode_body(b, op, flags, max_sge, max_inline).map_err(err)?;
     Ok(SendWqeHdr {
         wr_id,
         op,
         flags,
         imm,
-        remote_addr,
+        remote_addr: remote.addr,
+        rkey: remote.rkey,
+        compare_add: remote.compare_add,
+        swap: remote.swap,
+        num_sge: body.num_sge,
+        length: body.length,
+        bind: body.bind,
+        flush: body.flush,
+        ud,
+        reg: body.reg,
+    })
+}
+
+/// The remote side of a send WQE: `wr.rdma`, `wr.atomic` or `wr.flush`.
+struct Remote {
+    addr: u64,
+    rkey: u32,
+    compare_add: u64,
+    swap: u64,
+}
+
+/// Decodes the remote address, rkey and atomic operands of a WQE of kind
+/// `op`: `wr.rdma` and `wr.atomic` share the remote address; the rkey
+/// follows the address (rdma), the two operands (atomic) or an unused
+/// 32-bit length (flush).
+fn decode_remote(b: &[u8], op: SendOp) -> Result<Remote, WqeError> {
+    let t = WqeError::Truncated;
+    let addr = u64_at(b, 24).ok_or(t)?;
+    let (rkey, compare_add, swap) = if op == SendOp::Flush {
+        (u32_at(b, 36).ok_or(t)?, 0, 0)
+    } else if op.is_atomic() {
+        (
+            u32_at(b, 48).ok_or(t)?,
+            u64_at(b, 32).ok_or(t)?,
+            u64_at(b, 40).ok_or(t)?,
+        )
+    } else {
+        (u32_at(b, 32).ok_or(t)?, 0, 0)
+    };
+    Ok(Remote {
+        addr,
         rkey,
         compare_add,
         swap,
-        num_sge,
-        length,
-        bind,
-        flush,
-        ud,
-        reg,
     })
+}
+
+/// What a send WQE carries after its header, by kind.
+#[derive(Default)]
+struct Body {
+    num_sge: u32,
+    length: u32,
+    bind: MwBind,
+    flush: FlushReq,
+    reg: RegReq,
+}
+
+/// Decodes what a WQE of kind `op` with `flags` carries: a FLUSH's range,
+/// a local operation's request, an ATOMIC WRITE's value, inline data or
+/// SGEs (within the QP's `max_sge` and `max_inline` and the slot).
+fn decode_body(
+    b: &[u8],
+    op: SendOp,
+    flags: u32,
+    max_sge: u32,
+    max_inline: u32,
+) -> Result<Body, WqeError> {
+    let t = WqeError::Truncated;
+    let room = b.len() - SEND_WQE_HDR;
+    let mut body = Body::default();
+    if op == SendOp::Flush {
+        // No payload: the length of the range to flush is `dma.length`.
+        body.flush = FlushReq {
+            placement_type: *b.get(40).ok_or(t)?,
+            selectivity: *b.get(41).ok_or(t)?,
+        };
+        if body.flush.placement_type & !3 != 0 || body.flush.selectivity > 1 {
+            return Err(WqeError::Flush);
+        }
+        body.length = u32_at(b, SEND_WQE_DMA).ok_or(t)?;
+        if u64::from(body.length) > MAX_MSG_LEN {
+            return Err(WqeError::Length);
+        }
+    } else if op.is_local() {
+        // No payload; a bind carries its request in `wr.mw`.
+        if op == SendOp::BindMw {
+            body.bind = MwBind::decode(b).ok_or(t)?;
+        }
+        if op == SendOp::RegMr {
+            let mr = u64_at(b, REG_MR_FIELD).ok_or(t)?;
+            body.reg = RegReq {
+                // Not an index (0 is none): the lookup fails.
+                mr_index: u32::try_from(mr).unwrap_or(0),
+                key: u32_at(b, REG_KEY).ok_or(t)?,
+                access: u32_at(b, REG_ACCESS).ok_or(t)?,
+            };
+        }
+    } else if op == SendOp::AtomicWrite {
+        // librxe puts the 8 bytes where the SGEs would be
+        // (`dma.atomic_wr`), with no SGE.
+        if room < ATOMIC_WRITE_LEN as usize {
+            return Err(t);
+        }
+        body.length = ATOMIC_WRITE_LEN;
+    } else if flags & send_flags::INLINE != 0 {
+        let len = u32_at(b, SEND_WQE_DMA).ok_or(t)?;
+        if len > max_inline || len as usize > room {
+            return Err(WqeError::InlineLength(len));
+        }
+        body.length = len;
+    } else {
+        let n = u32_at(b, SEND_WQE_DMA + 12).ok_or(t)?;
+        if n > max_sge || n as usize > room / SGE_SIZE {
+            return Err(WqeError::SgeCount(n));
+        }
+        body.num_sge = n;
+        body.length = total_len(b, SEND_WQE_HDR, n as usize)?;
+    }
+    Ok(body)
 }
 
 /// Bytes of the value an atomic operates on (and returns).
