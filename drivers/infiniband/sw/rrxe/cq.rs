@@ -15,7 +15,7 @@
 //! beyond `ib_uverbs_wc` (the QP's identity).
 
 use kernel::{
-    bindings, new_mutex,
+    new_mutex,
     prelude::*,
     sync::{
         atomic::{Acquire, Atomic, Full},
@@ -24,7 +24,7 @@ use kernel::{
     },
 };
 
-use crate::kapi::rdma::cq::{CqAttr, CqEvents, KernelWc, UserCaller};
+use crate::kapi::rdma::cq::{notify, CqAttr, CqEvents, KernelWc, UserCaller};
 use crate::kapi::rdma::event::QpHandle;
 use crate::kapi::spinlock_irq::SpinLockIrq;
 use crate::new_spinlock_irq;
@@ -221,8 +221,8 @@ pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Res
 /// Arms the CQ; reports pending completions if asked.
 pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
     let cq = &cq.shared;
-    let arm = flags & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK;
-    if arm == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK {
+    let arm = flags & notify::SOLICITED_MASK;
+    if arm == notify::SOLICITED_MASK {
         return Err(EINVAL);
     }
     // NEXT_COMP wins over SOLICITED if both requests race, as in C rxe.
@@ -230,12 +230,12 @@ pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
     // be visible before the consumer's next look at the ring, or a
     // completion appended meanwhile could find the CQ disarmed while the
     // consumer finds the ring empty, and wait for an event forever.
-    if arm == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP {
+    if arm == notify::NEXT_COMP {
         cq.notify.xchg(arm, Full);
     } else if arm != 0 {
         let _ = cq.notify.cmpxchg(0, arm, Full);
     }
-    let report = flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
+    let report = flags & notify::REPORT_MISSED_EVENTS != 0;
     if !report {
         return Ok(false);
     }
@@ -278,8 +278,7 @@ impl CqShared {
         // read: a full barrier between the two (see `req_notify`).
         smp_mb();
         let armed = self.notify.load(Acquire);
-        let fire = armed == bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP
-            || (solicited && armed == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED);
+        let fire = armed == notify::NEXT_COMP || (solicited && armed == notify::SOLICITED);
         if fire && self.notify.cmpxchg(armed, 0, Full).is_ok() {
             self.events.notify();
         }

@@ -3,12 +3,12 @@
 //! An rrxe device: its identity (GUIDs derived from the netdev's MAC at
 //! creation), its resource accounting, and the verbs ib_core calls on it.
 
+use kernel::prelude::*;
 use kernel::sync::atomic::{Acquire, Atomic, Full};
-use kernel::{bindings, prelude::*};
 
 use crate::kapi::rdma::{
     attr::{DeviceCaps, PortCaps, PortImmutable},
-    device::{Device, Driver, PORT},
+    device::{driver_id, Device, Driver, DriverId, PORT},
     udata::UData,
 };
 use crate::mr::{RrxeMr, ON_DEMAND, UNSUPPORTED_ACCESS};
@@ -98,7 +98,7 @@ fn give(count: &Atomic<u32>, what: &str) -> Result {
 }
 
 impl Driver for RrxeDev {
-    const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
+    const DRIVER_ID: DriverId = driver_id::RXE;
     const UVERBS_ABI_VERSION: u32 = RXE_UVERBS_ABI_VERSION;
 
     fn owner() -> &'static ThisModule {
@@ -453,6 +453,7 @@ impl Driver for RrxeDev {
 #[kernel::macros::kunit_tests(rrxe_device)]
 mod tests {
     use super::*;
+    use crate::kapi::rdma::caps::{atomic_cap, device_cap, kernel_cap};
 
     #[test]
     fn guid_is_eui64_of_mac() {
@@ -482,22 +483,16 @@ mod tests {
     #[test]
     fn caps_claim_no_unimplemented_features() {
         let caps = param::device_caps(1);
-        assert_eq!(caps.atomic_cap, bindings::ib_atomic_cap_IB_ATOMIC_HCA);
+        assert_eq!(caps.atomic_cap, atomic_cap::HCA);
         // Fast registration is claimed with its page-list limit; persistent
         // FLUSH (no persistent memory handling) is not; ODP as C rxe (RC
         // 0xff, UD SEND/RECV/SRQ, no implicit regions).
-        let mme = bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;
-        assert_ne!(caps.device_cap_flags & mme, 0);
+        assert_ne!(caps.device_cap_flags & device_cap::MEM_MGT_EXTENSIONS, 0);
         assert_eq!(caps.max_fast_reg_page_list_len, param::MAX_FAST_REG_PAGES);
-        let persistent = bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT as u64;
-        assert_eq!(caps.device_cap_flags & persistent, 0);
-        assert_ne!(
-            caps.kernel_cap_flags & u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
-            0
-        );
+        assert_eq!(caps.device_cap_flags & device_cap::FLUSH_PERSISTENT, 0);
+        assert_ne!(caps.kernel_cap_flags & kernel_cap::ALLOW_USER_UNREG, 0);
         assert_eq!(caps.vendor_id, 0xffffff);
-        let odp = u64::from(bindings::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING);
-        assert_ne!(caps.kernel_cap_flags & odp, 0);
+        assert_ne!(caps.kernel_cap_flags & kernel_cap::ON_DEMAND_PAGING, 0);
         assert_eq!(caps.odp_general_caps, 1);
         assert_eq!(
             (

@@ -59,7 +59,6 @@
 //! while the count is zero, turning it into a mark no later bind passes.
 
 use kernel::{
-    bindings,
     prelude::*,
     revocable::Revocable,
     sync::{
@@ -101,24 +100,13 @@ pub(crate) struct MrState {
 /// `MrState::windows` once deregistration has begun.
 const DEREGISTERED: u32 = u32::MAX;
 
-/// `IB_ACCESS_LOCAL_WRITE`: receives may scatter into the region.
-pub(crate) const LOCAL_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
-/// `IB_ACCESS_REMOTE_WRITE`.
-pub(crate) const REMOTE_WRITE: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
-/// `IB_ACCESS_REMOTE_READ`.
-pub(crate) const REMOTE_READ: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_READ;
-/// `IB_ACCESS_REMOTE_ATOMIC`.
-pub(crate) const REMOTE_ATOMIC: u32 = bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
-/// `IB_ACCESS_FLUSH_GLOBAL`: FLUSH for global visibility may target the
-/// region.
-pub(crate) const FLUSH_GLOBAL: u32 = bindings::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL;
-/// `IB_ACCESS_FLUSH_PERSISTENT`: never granted (no persistent memory; the
-/// capability is not claimed, so ib_core refuses it at registration).
-pub(crate) const FLUSH_PERSISTENT: u32 = bindings::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT;
-/// `IB_ACCESS_MW_BIND`: memory windows may be bound to the region.
-pub(crate) const MW_BIND: u32 = bindings::ib_access_flags_IB_ACCESS_MW_BIND;
-/// `IB_ACCESS_ZERO_BASED`: a window addressed from 0, not by VA.
-pub(crate) const ZERO_BASED: u32 = bindings::ib_access_flags_IB_ZERO_BASED;
+// The access rights (`IB_ACCESS_*`) regions and windows grant.
+// `FLUSH_PERSISTENT` is never granted (no persistent memory; the capability
+// is not claimed, so ib_core refuses it at registration).
+pub(crate) use crate::kapi::rdma::access::{
+    FLUSH_GLOBAL, FLUSH_PERSISTENT, LOCAL_WRITE, MW_BIND, REMOTE_ATOMIC, REMOTE_READ, REMOTE_WRITE,
+    ZERO_BASED,
+};
 
 /// Why a region access was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -559,10 +547,10 @@ impl MrTable {
 const FAST_REG_ACCESS: u32 = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND;
 
 /// `IB_ACCESS_ON_DEMAND`: an on-demand-paging region (not pinned).
-pub(crate) const ON_DEMAND: u32 = crate::kapi::rdma::mr::odp::ON_DEMAND;
+pub(crate) const ON_DEMAND: u32 = crate::kapi::rdma::access::ON_DEMAND;
 /// Access flags rrxe refuses: huge-page on-demand-paging regions (as C
 /// rxe).
-pub(crate) const UNSUPPORTED_ACCESS: u32 = crate::kapi::rdma::mr::odp::HUGETLB;
+pub(crate) const UNSUPPORTED_ACCESS: u32 = crate::kapi::rdma::access::HUGETLB;
 
 #[kernel::macros::kunit_tests(rrxe_mr)]
 mod tests {

@@ -4,9 +4,10 @@
 //! reports (the same as C rxe's, so applications size themselves alike) and
 //! the capability bits, which claim only what rrxe implements today.
 
-use kernel::bindings;
-
 use crate::kapi::rdma::attr::DeviceCaps;
+use crate::kapi::rdma::caps::{
+    atomic_cap, device_cap, kernel_cap, odp_general_cap, odp_transport_cap,
+};
 
 /// The largest count C rxe uses for "practically unlimited" resources.
 const DEFAULT_MAX: i32 = 1 << 20;
@@ -103,32 +104,31 @@ pub(crate) const MAX_MAD_SIZE: u32 = 256;
 /// Device capability bits rrxe honours.  C rxe also claims persistent
 /// FLUSH, which needs persistent memory, which rrxe does not handle.
 /// (C rxe's `CHANGE_PHY_PORT` does not apply to a one-port device.)
-const DEVICE_CAP_FLAGS: u64 = bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_AUTO_PATH_MIG as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE as u64
+const DEVICE_CAP_FLAGS: u64 = device_cap::BAD_PKEY_CNTR
+    | device_cap::BAD_QKEY_CNTR
+    | device_cap::AUTO_PATH_MIG
+    | device_cap::SRQ_RESIZE
     // One port: a UD AH names port 1 or is refused (`ah::create`).
-    | bindings::ib_device_cap_flags_IB_DEVICE_UD_AV_PORT_ENFORCE as u64
+    | device_cap::UD_AV_PORT_ENFORCE
     // The RC responder answers a SEND without a receive WQE with an RNR
     // NAK.
-    | bindings::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B as u64
+    | device_cap::RC_RNR_NAK_GEN
+    | device_cap::PORT_ACTIVE_EVENT
+    | device_cap::SYS_IMAGE_GUID
+    | device_cap::MEM_WINDOW
+    | device_cap::MEM_WINDOW_TYPE_2B
     // Fast registration (alloc_mr, map_mr_sg, REG_MR, LOCAL_INV, SEND
     // with Invalidate of a region) for kernel consumers.
-    | bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL as u64
-    | bindings::ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE as u64;
+    | device_cap::MEM_MGT_EXTENSIONS
+    | device_cap::FLUSH_GLOBAL
+    | device_cap::ATOMIC_WRITE;
 
 /// The most blocks a fast-registration region may have (C rxe's value).
 pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
 
 /// ODP SEND, RECV and SRQ RECV.
-const ODP_SEND_RECV: u32 = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND
-    | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV
-    | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV;
+const ODP_SEND_RECV: u32 =
+    odp_transport_cap::SEND | odp_transport_cap::RECV | odp_transport_cap::SRQ_RECV;
 
 /// What `query_device` reports for a device whose system image GUID is
 /// `sys_image_guid`.
@@ -145,9 +145,9 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         // the RoCE port (patches/0008: rrxe copies the GIDs at modify_qp
         // and tracks the migration state itself, qp/migration.rs).
         // On-demand-paging regions (kapi/rdma/mr/odp.rs).
-        kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG)
-            | u64::from(bindings::ib_kernel_cap_flags_IBK_ROCE_ALT_PATH)
-            | u64::from(bindings::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING),
+        kernel_cap_flags: kernel_cap::ALLOW_USER_UNREG
+            | kernel_cap::ROCE_ALT_PATH
+            | kernel_cap::ON_DEMAND_PAGING,
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,
         max_sge_rd: MAX_SGE,
@@ -161,7 +161,7 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         // Atomics are claimed once the responder executes them.
         // Atomics are atomic with respect to every other atomic through
         // this device (and, being locked instructions, to the CPU too).
-        atomic_cap: bindings::ib_atomic_cap_IB_ATOMIC_HCA,
+        atomic_cap: atomic_cap::HCA,
         max_mw: MAX_MW,
         max_mcast_grp: MAX_MCAST_GRP as i32,
         max_mcast_qp_attach: MAX_MCAST_QP_ATTACH as i32,
@@ -176,13 +176,13 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         // C rxe's claims: every RC operation and UD SEND/RECV/SRQ on ODP
         // regions, no implicit regions.  UC works on them too but is not
         // claimed, so `ibv_devinfo -v` matches C rxe.
-        odp_general_caps: u64::from(bindings::ib_odp_general_cap_bits_IB_ODP_SUPPORT),
+        odp_general_caps: odp_general_cap::SUPPORT,
         odp_rc_caps: ODP_SEND_RECV
-            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_WRITE
-            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_READ
-            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC
-            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_FLUSH
-            | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC_WRITE,
+            | odp_transport_cap::WRITE
+            | odp_transport_cap::READ
+            | odp_transport_cap::ATOMIC
+            | odp_transport_cap::FLUSH
+            | odp_transport_cap::ATOMIC_WRITE,
         odp_ud_caps: ODP_SEND_RECV,
         ..DeviceCaps::default()
     }

@@ -6,6 +6,7 @@
 //! netdev MTU.
 
 use crate::kapi::rdma::attr::{PhysState, PortCaps, PortImmutable, PortState};
+use crate::kapi::rdma::caps::core_cap;
 use crate::param;
 use crate::proto::gid::{ib_mtu_for_netdev_mtu, IbMtu};
 
@@ -13,9 +14,6 @@ use crate::proto::gid::{ib_mtu_for_netdev_mtu, IbMtu};
 const WIDTH_1X: u8 = 1;
 /// `IB_SPEED_SDR`
 const SPEED_SDR: u16 = 1;
-/// `RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP`: RoCE v2 (UDP-encapsulated) port
-/// with IB MADs, CM, AF_IB and Ethernet address handles.
-pub(crate) const CORE_CAP_ROCE_UDP_ENCAP: u32 = kernel::bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 
 /// The net_device state a port is derived from.
 #[derive(Clone, Copy, Debug)]
@@ -60,7 +58,7 @@ pub(crate) fn port_immutable() -> PortImmutable {
     PortImmutable {
         pkey_tbl_len: i32::from(param::PKEY_TBL_LEN),
         gid_tbl_len: param::gid_tbl_len() as i32,
-        core_cap_flags: CORE_CAP_ROCE_UDP_ENCAP,
+        core_cap_flags: core_cap::PORT_IBA_ROCE_UDP_ENCAP,
         max_mad_size: param::MAX_MAD_SIZE,
     }
 }
@@ -125,10 +123,7 @@ mod tests {
     #[test]
     fn immutable_is_roce_v2() {
         let imm = port_immutable();
-        assert_eq!(
-            imm.core_cap_flags,
-            kernel::bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP
-        );
+        assert_eq!(imm.core_cap_flags, core_cap::PORT_IBA_ROCE_UDP_ENCAP);
         // 1024 (C rxe's) unless the module was loaded with gid_tbl_len.
         assert_eq!(imm.gid_tbl_len, param::gid_tbl_len() as i32);
         assert!((16..=1024).contains(&imm.gid_tbl_len));

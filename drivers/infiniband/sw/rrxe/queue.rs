@@ -27,13 +27,12 @@ pub(crate) const HEADER_LEN: usize = 384;
 
 const _: () = {
     // The layout of `struct rxe_queue_buf` in the uapi header librxe uses.
-    use core::mem::{offset_of, size_of};
-    use kernel::bindings::rxe_queue_buf as Q;
-    assert!(offset_of!(Q, log2_elem_size) == OFF_LOG2_ELEM_SIZE);
-    assert!(offset_of!(Q, index_mask) == OFF_INDEX_MASK);
-    assert!(offset_of!(Q, producer_index) == OFF_PRODUCER);
-    assert!(offset_of!(Q, consumer_index) == OFF_CONSUMER);
-    assert!(size_of::<Q>() == HEADER_LEN);
+    use crate::kapi::rdma::rxe_uapi as uapi;
+    assert!(uapi::QUEUE_LOG2_ELEM_SIZE_OFFSET == OFF_LOG2_ELEM_SIZE);
+    assert!(uapi::QUEUE_INDEX_MASK_OFFSET == OFF_INDEX_MASK);
+    assert!(uapi::QUEUE_PRODUCER_INDEX_OFFSET == OFF_PRODUCER);
+    assert!(uapi::QUEUE_CONSUMER_INDEX_OFFSET == OFF_CONSUMER);
+    assert!(uapi::QUEUE_HEADER_SIZE == HEADER_LEN);
 };
 
 /// Geometry of a queue able to hold `want` elements of `elem_size` bytes.

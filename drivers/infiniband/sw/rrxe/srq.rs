@@ -27,9 +27,8 @@
 //! `kpost` lock, which a resize also holds while it moves the WQEs, so no
 //! request lands in a ring being replaced.
 
-use core::mem::size_of;
 use kernel::{
-    bindings, new_mutex,
+    new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
     uaccess::{UserPtr, UserSlice},
@@ -37,6 +36,7 @@ use kernel::{
 
 use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::mr::PdId;
+use crate::kapi::rdma::rxe_uapi::RECV_WQE_SIZE;
 use crate::kapi::rdma::srq::{SrqAttr, SrqEvents, MODIFY_LIMIT, MODIFY_MAX_WR};
 use crate::kapi::spinlock_irq::SpinLockIrq;
 use crate::kapi::xarray::{RcuRelease, RcuTable};
@@ -91,7 +91,7 @@ pub(crate) struct RrxeSrq {
 
 /// The size of a receive WQE with `max_sge` SGEs.
 fn wqe_size(max_sge: u32) -> u32 {
-    size_of::<bindings::rxe_recv_wqe>() as u32 + max_sge * SGE_SIZE
+    RECV_WQE_SIZE as u32 + max_sge * SGE_SIZE
 }
 
 fn bad(what: &str, v: u32) -> Error {

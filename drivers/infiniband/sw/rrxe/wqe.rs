@@ -13,10 +13,11 @@
 //! copied from the skb (its linear part or fragments) straight into the
 //! pinned pages ([`scatter`]).
 
-use kernel::{bindings, prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
 use crate::kapi::rdma::mr::PdId;
+use crate::kapi::rdma::rxe_uapi as uapi;
 use crate::mr::{AccessError, MrState, MrTable, LOCAL_WRITE};
 use crate::proto::cqe::WcStatus;
 use crate::proto::psn::Psn;
@@ -29,12 +30,12 @@ const MAX_SLOT: usize = 1024;
 
 const _: () = {
     // The uapi layout `proto::wqe` decodes.
-    assert!(core::mem::size_of::<bindings::rxe_send_wqe>() == wqe::SEND_WQE_HDR);
-    assert!(core::mem::offset_of!(bindings::rxe_send_wqe, dma) == wqe::SEND_WQE_DMA);
-    assert!(core::mem::size_of::<bindings::rxe_recv_wqe>() == wqe::RECV_WQE_HDR);
-    assert!(core::mem::offset_of!(bindings::rxe_recv_wqe, dma) == wqe::RECV_WQE_DMA);
-    assert!(core::mem::size_of::<bindings::rxe_dma_info>() == wqe::DMA_DATA);
-    assert!(core::mem::size_of::<bindings::rxe_sge>() == wqe::SGE_SIZE);
+    assert!(uapi::SEND_WQE_SIZE == wqe::SEND_WQE_HDR);
+    assert!(uapi::SEND_WQE_DMA_OFFSET == wqe::SEND_WQE_DMA);
+    assert!(uapi::RECV_WQE_SIZE == wqe::RECV_WQE_HDR);
+    assert!(uapi::RECV_WQE_DMA_OFFSET == wqe::RECV_WQE_DMA);
+    assert!(uapi::DMA_INFO_SIZE == wqe::DMA_DATA);
+    assert!(uapi::SGE_SIZE == wqe::SGE_SIZE);
 };
 
 /// A piece of a message in a region: `len` bytes at offset `off`.

@@ -2,10 +2,13 @@
 
 //! RDMA (`ib_core`) abstractions: device allocation, registration and
 //! unregistration with a typed driver vtable, the attribute structures the
-//! query verbs fill, user-data buffers, and `rdma link` type registration.
+//! query verbs fill and their capability bits, access flags, the rxe user
+//! ABI's layout, user-data buffers, and `rdma link` type registration.
 
+pub(crate) mod access;
 pub(crate) mod ah;
 pub(crate) mod attr;
+pub(crate) mod caps;
 // A client's view of devices: rrxe is a provider and does not use it;
 // samples/rust does.
 #[allow(dead_code)]
@@ -23,6 +26,7 @@ pub(crate) mod mad;
 pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod qp;
+pub(crate) mod rxe_uapi;
 pub(crate) mod srq;
 pub(crate) mod stats;
 pub(crate) mod udata;

@@ -6,14 +6,14 @@
 //! (`proto::qp_state`) with every attribute value range-checked,
 //! `query_qp`, `destroy_qp`, and the `post_send` doorbell.
 
-use core::mem::size_of;
-use kernel::{bindings, prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 use crate::cq::RrxeCq;
 use crate::engine;
 use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::event::QpEvents;
 use crate::kapi::rdma::qp::{QpAttr, QpCaps, QpInit};
+use crate::kapi::rdma::rxe_uapi::{RECV_WQE_SIZE, SEND_WQE_SIZE};
 use crate::kapi::xarray::RcuRelease;
 use crate::proto::bth::BTH_QPN_MASK;
 use crate::proto::gid::IbMtu;
@@ -57,8 +57,8 @@ fn geometry(caps: &mut QpCaps, has_srq: bool) -> Result<(Geometry, Option<Geomet
     }
     // A send WQE holds the larger of its SGE list and its inline data.
     let room = (caps.max_send_sge * SGE_SIZE).max(caps.max_inline_data);
-    let sq_elem = size_of::<bindings::rxe_send_wqe>() as u32 + room;
-    let rq_elem = size_of::<bindings::rxe_recv_wqe>() as u32 + caps.max_recv_sge * SGE_SIZE;
+    let sq_elem = SEND_WQE_SIZE as u32 + room;
+    let rq_elem = RECV_WQE_SIZE as u32 + caps.max_recv_sge * SGE_SIZE;
     let sq = Geometry::new(caps.max_send_wr.max(1), sq_elem, max_wr)
         .map_err(|_| bad("max_send_wr", caps.max_send_wr))?;
     caps.max_send_wr = sq.capacity();

@@ -41,9 +41,9 @@ pub(crate) struct DeviceCaps {
     pub(crate) hw_ver: u32,
     pub(crate) max_qp: i32,
     pub(crate) max_qp_wr: i32,
-    /// `IB_DEVICE_*` bits.
+    /// `IB_DEVICE_*` bits ([`device_cap`](super::caps::device_cap)).
     pub(crate) device_cap_flags: u64,
-    /// `IBK_*` bits.
+    /// `IBK_*` bits ([`kernel_cap`](super::caps::kernel_cap)).
     pub(crate) kernel_cap_flags: u64,
     pub(crate) max_send_sge: i32,
     pub(crate) max_recv_sge: i32,
@@ -55,7 +55,7 @@ pub(crate) struct DeviceCaps {
     pub(crate) max_qp_rd_atom: i32,
     pub(crate) max_res_rd_atom: i32,
     pub(crate) max_qp_init_rd_atom: i32,
-    /// `enum ib_atomic_cap` value.
+    /// `enum ib_atomic_cap` value ([`atomic_cap`](super::caps::atomic_cap)).
     pub(crate) atomic_cap: u32,
     pub(crate) max_mw: i32,
     pub(crate) max_mcast_grp: i32,
@@ -68,9 +68,11 @@ pub(crate) struct DeviceCaps {
     pub(crate) max_fast_reg_page_list_len: u32,
     pub(crate) max_pkeys: u16,
     pub(crate) local_ca_ack_delay: u8,
-    /// On-demand paging: `IB_ODP_SUPPORT*` general bits.
+    /// On-demand paging: `IB_ODP_SUPPORT*` general bits
+    /// ([`odp_general_cap`](super::caps::odp_general_cap)).
     pub(crate) odp_general_caps: u64,
-    /// On-demand paging per transport (`IB_ODP_SUPPORT_*` operation bits).
+    /// On-demand paging per transport (`IB_ODP_SUPPORT_*` operation bits,
+    /// [`odp_transport_cap`](super::caps::odp_transport_cap)).
     pub(crate) odp_rc_caps: u32,
     pub(crate) odp_uc_caps: u32,
     pub(crate) odp_ud_caps: u32,
@@ -190,7 +192,7 @@ impl PortCaps {
 pub(crate) struct PortImmutable {
     pub(crate) pkey_tbl_len: i32,
     pub(crate) gid_tbl_len: i32,
-    /// `RDMA_CORE_*` capability bits.
+    /// `RDMA_CORE_*` capability bits ([`core_cap`](super::caps::core_cap)).
     pub(crate) core_cap_flags: u32,
     pub(crate) max_mad_size: u32,
 }

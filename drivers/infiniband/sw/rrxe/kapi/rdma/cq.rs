@@ -20,6 +20,25 @@ use super::udata::UData;
 use super::umap::UserContext;
 use crate::proto::cqe::{Cqe, NetHdr, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE};
 
+/// How a CQ is armed (`enum ib_cq_notify_flags`, include/rdma/ib_verbs.h):
+/// the `flags` of
+/// [`Driver::req_notify_cq`](crate::kapi::rdma::device::Driver::req_notify_cq).
+pub(crate) mod notify {
+    use kernel::bindings;
+
+    /// `IB_CQ_SOLICITED`: an event for the next solicited completion.
+    pub(crate) const SOLICITED: u32 = bindings::ib_cq_notify_flags_IB_CQ_SOLICITED;
+    /// `IB_CQ_NEXT_COMP`: an event for the next completion.
+    pub(crate) const NEXT_COMP: u32 = bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP;
+    /// `IB_CQ_SOLICITED_MASK`: the bits that select the arming
+    /// ([`SOLICITED`] or [`NEXT_COMP`]; both is invalid).
+    pub(crate) const SOLICITED_MASK: u32 = bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK;
+    /// `IB_CQ_REPORT_MISSED_EVENTS`: also report whether completions are
+    /// already pending (an event may have been missed).
+    pub(crate) const REPORT_MISSED_EVENTS: u32 =
+        bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS;
+}
+
 /// A completion for a kernel consumer: the entry user space would read,
 /// and the QP's identity (`wc.qp`).
 #[derive(Clone, Copy, Debug)]

@@ -30,11 +30,23 @@ use crate::kapi::net::netdev::NetDevice;
 /// The only port of a RoCE soft device.
 pub(crate) const PORT: u32 = 1;
 
+/// A driver id (`enum rdma_driver_id`, include/uapi/rdma/ib_user_ioctl_verbs.h):
+/// tells rdma-core which user-space provider drives the device.
+pub(crate) type DriverId = bindings::rdma_driver_id;
+
+/// Driver ids (`RDMA_DRIVER_*`).
+pub(crate) mod driver_id {
+    use super::{bindings, DriverId};
+
+    /// `RDMA_DRIVER_RXE`: soft RoCE, driven by rdma-core's rxe provider.
+    pub(crate) const RXE: DriverId = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
+}
+
 /// What a driver provides to ib_core.  Every method is called in process
 /// context; verbs may run concurrently on several CPUs.
 pub(crate) trait Driver: Sized + Send + Sync + 'static {
-    /// `enum rdma_driver_id`: selects the rdma-core provider.
-    const DRIVER_ID: bindings::rdma_driver_id;
+    /// Selects the rdma-core provider (one of [`driver_id`]).
+    const DRIVER_ID: DriverId;
     /// The driver's uverbs ABI version (sysfs `abi_version`), checked by the
     /// provider.
     const UVERBS_ABI_VERSION: u32;
@@ -434,7 +446,7 @@ impl<T: Driver> Device<T> {
 
 /// Whether any registered device of `driver_id` (any driver using that id,
 /// e.g. C rxe as well as rrxe) is bound to `netdev`.
-pub(crate) fn driver_id_bound_to(netdev: &NetDevice, driver_id: bindings::rdma_driver_id) -> bool {
+pub(crate) fn driver_id_bound_to(netdev: &NetDevice, driver_id: DriverId) -> bool {
     // SAFETY: `netdev` is live; the reference returned is put right away.
     let ib = unsafe { bindings::ib_device_get_by_netdev(netdev.as_raw(), driver_id) };
     if ib.is_null() {

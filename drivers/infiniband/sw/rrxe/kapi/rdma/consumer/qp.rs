@@ -15,6 +15,7 @@
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{bindings, error::from_err_ptr, prelude::*};
 
+use super::super::access;
 use super::buffer::Sge;
 use super::cq::Cq;
 use super::fast_mr::FastRegMr;
@@ -42,12 +43,12 @@ pub(crate) struct Access {
 
 impl Access {
     fn bits(self) -> i32 {
-        let mut a = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
+        let mut a = access::LOCAL_WRITE;
         if self.remote_write {
-            a |= bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
+            a |= access::REMOTE_WRITE;
         }
         if self.remote_read {
-            a |= bindings::ib_access_flags_IB_ACCESS_REMOTE_READ;
+            a |= access::REMOTE_READ;
         }
         a as i32
     }
@@ -163,9 +164,7 @@ impl<'a> RcQp<'a> {
             qp_state: bindings::ib_qp_state_IB_QPS_INIT,
             pkey_index: 0,
             port_num: local.port,
-            qp_access_flags: (bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE
-                | bindings::ib_access_flags_IB_ACCESS_REMOTE_READ
-                | bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE)
+            qp_access_flags: (access::REMOTE_WRITE | access::REMOTE_READ | access::LOCAL_WRITE)
                 as i32,
             ..Default::default()
         };

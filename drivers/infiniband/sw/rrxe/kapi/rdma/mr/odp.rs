@@ -58,6 +58,7 @@ use kernel::{
 
 use super::copy::{self, Atomic64Op, Pieces};
 use crate::kapi::net::{route::TxPacket, skb::SkBuff};
+use crate::kapi::rdma::access::{HUGETLB, ON_DEMAND};
 use crate::kapi::rdma::device::{Device, Driver};
 
 const PAGE_SHIFT: u32 = bindings::PAGE_SHIFT;
@@ -66,11 +67,6 @@ const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
 const PFN_VALID: c_ulong = bindings::hmm_pfn_flags_HMM_PFN_VALID as c_ulong;
 /// `HMM_PFN_WRITE`: the process may write the page (its PTE is writable).
 const PFN_WRITE: c_ulong = bindings::hmm_pfn_flags_HMM_PFN_WRITE as c_ulong;
-
-/// `IB_ACCESS_ON_DEMAND`.
-pub(crate) const ON_DEMAND: u32 = bindings::ib_access_flags_IB_ACCESS_ON_DEMAND;
-/// `IB_ACCESS_HUGETLB`: huge-page ODP regions (not supported, as on C rxe).
-pub(crate) const HUGETLB: u32 = bindings::ib_access_flags_IB_ACCESS_HUGETLB;
 
 /// Why an access to on-demand-paging memory failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
