@@ -35,7 +35,7 @@ LAYERS = {
     "kapi": 0,
     "module_parameters": 0,
     "proto": 1,
-    "param": 2, "stats": 2, "icrc": 2, "port": 2,
+    "param": 2, "stats": 2, "icrc": 2, "port": 2, "limit": 2,
     "mr": 3, "mw": 3, "ah": 3, "cq": 3, "srq": 3, "mcast": 3, "queue": 3,
     "wqe": 3,
     "qp": 4,

@@ -27,6 +27,7 @@ use kernel::{
 use crate::kapi::rdma::cq::{notify, CqAttr, CqEvents, KernelWc, UserCaller};
 use crate::kapi::rdma::event::QpHandle;
 use crate::kapi::spinlock_irq::SpinLockIrq;
+use crate::limit::Charge;
 use crate::new_spinlock_irq;
 use crate::proto::cqe::{Cqe, CQE_SIZE};
 use crate::queue::{Geometry, Queue};
@@ -108,6 +109,8 @@ pub(crate) struct CqShared {
 /// Driver data of one CQ.
 pub(crate) struct RrxeCq {
     pub(crate) shared: Arc<CqShared>,
+    /// The device's count of live CQs (`param::MAX_CQ`).
+    _charge: Charge,
 }
 
 impl Drop for RrxeCq {
@@ -124,6 +127,7 @@ pub(crate) fn create(
     attr: CqAttr,
     user: Option<UserCaller<'_>>,
     events: CqEvents,
+    charge: Charge,
 ) -> Result<(RrxeCq, u32)> {
     if attr.flags != 0 {
         return Err(crate::kapi::eopnotsupp());
@@ -159,7 +163,13 @@ pub(crate) fn create(
         }),
         GFP_KERNEL,
     )?;
-    Ok((RrxeCq { shared }, geo.capacity()))
+    Ok((
+        RrxeCq {
+            shared,
+            _charge: charge,
+        },
+        geo.capacity(),
+    ))
 }
 
 /// `resize_cq`: a new ring of at least `cqe` entries takes the

@@ -3,8 +3,8 @@
 //! An rrxe device: its identity (GUIDs derived from the netdev's MAC at
 //! creation), its resource accounting, and the verbs ib_core calls on it.
 
+use crate::limit::Limit;
 use kernel::prelude::*;
-use kernel::sync::atomic::{Acquire, Atomic, Full};
 
 use crate::kapi::rdma::{
     attr::{DeviceCaps, PortCaps, PortImmutable},
@@ -34,9 +34,11 @@ pub(crate) struct RrxeDev {
     /// Node, port and system image GUID: the EUI-64 of the MAC.
     guid: u64,
     /// Live protection domains.
-    pds: Atomic<u32>,
+    pds: Limit,
     /// Live user contexts.
-    ucontexts: Atomic<u32>,
+    ucontexts: Limit,
+    /// Live completion queues (each holds a charge).
+    cqs: Arc<Limit>,
     /// The data path's tables and counters.
     core: Arc<DevCore>,
     /// The UDP sockets of the device's namespace, held while it exists.
@@ -57,8 +59,9 @@ impl RrxeDev {
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             guid: gid::guid_from_mac(mac),
-            pds: Atomic::new(0),
-            ucontexts: Atomic::new(0),
+            pds: Limit::new(param::MAX_PD as u32, "pd"),
+            ucontexts: Limit::new(MAX_UCONTEXT, "ucontext"),
+            cqs: Arc::new(Limit::new(param::MAX_CQ as u32, "cq"), GFP_KERNEL)?,
             core,
             _net: net,
         })
@@ -68,33 +71,6 @@ impl RrxeDev {
     pub(crate) fn core(&self) -> &Arc<DevCore> {
         &self.core
     }
-}
-
-/// Takes one unit of a counted resource, failing with `ENOMEM` at `max`.
-fn take(count: &Atomic<u32>, max: u32) -> Result {
-    update(count, |n| (n < max).then_some(n + 1)).ok_or(ENOMEM)
-}
-
-/// Applies `f` to `count` atomically (a compare-and-exchange loop); `None`
-/// if `f` refuses the current value.  Each retry means another CPU changed
-/// the count, so the loop ends.
-fn update(count: &Atomic<u32>, f: impl Fn(u32) -> Option<u32>) -> Option<()> {
-    let mut cur = count.load(Acquire);
-    loop {
-        let new = f(cur)?;
-        match count.cmpxchg(cur, new, Full) {
-            Ok(_) => return Some(()),
-            Err(now) => cur = now,
-        }
-    }
-}
-
-/// Gives back one unit; an underflow is a driver bug, reported not hidden.
-fn give(count: &Atomic<u32>, what: &str) -> Result {
-    update(count, |n| n.checked_sub(1)).ok_or_else(|| {
-        pr_err!("rrxe: {} count underflow\n", what);
-        EINVAL
-    })
 }
 
 impl Driver for RrxeDev {
@@ -376,12 +352,12 @@ impl Driver for RrxeDev {
     }
 
     fn create_cq(
-        _dev: &Device<Self>,
+        dev: &Device<Self>,
         attr: crate::kapi::rdma::cq::CqAttr,
         user: Option<crate::kapi::rdma::cq::UserCaller<'_>>,
         events: crate::kapi::rdma::cq::CqEvents,
     ) -> Result<(Self::Cq, u32)> {
-        crate::cq::create(attr, user, events)
+        crate::cq::create(attr, user, events, dev.cqs.charge()?)
     }
 
     fn poll_cq(
@@ -401,11 +377,11 @@ impl Driver for RrxeDev {
             u.require_empty_input()?;
             u.respond_empty()?;
         }
-        take(&dev.ucontexts, MAX_UCONTEXT)
+        dev.ucontexts.take()
     }
 
     fn dealloc_ucontext(dev: &Device<Self>) {
-        let _ = give(&dev.ucontexts, "ucontext");
+        let _ = dev.ucontexts.give();
     }
 
     fn alloc_pd(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result {
@@ -413,11 +389,11 @@ impl Driver for RrxeDev {
             u.require_empty_input()?;
             u.respond_empty()?;
         }
-        take(&dev.pds, param::MAX_PD as u32)
+        dev.pds.take()
     }
 
     fn dealloc_pd(dev: &Device<Self>) -> Result {
-        give(&dev.pds, "pd")
+        dev.pds.give()
     }
 
     fn hw_stat_descs() -> &'static [crate::kapi::rdma::stats::StatDesc] {
@@ -461,23 +437,6 @@ mod tests {
             gid::guid_from_mac([0x52, 0x54, 0x00, 0xab, 0xcd, 0xef]),
             0x505400fffeabcdef
         );
-    }
-
-    #[test]
-    fn resource_counts_are_bounded() {
-        let c = Atomic::new(0u32);
-        assert!(take(&c, 2).is_ok());
-        assert!(take(&c, 2).is_ok());
-        assert!(take(&c, 2).is_err());
-        assert!(give(&c, "t").is_ok());
-        assert!(take(&c, 2).is_ok());
-    }
-
-    #[test]
-    fn underflow_is_an_error() {
-        let c = Atomic::new(0u32);
-        assert!(give(&c, "t").is_err());
-        assert_eq!(c.load(Acquire), 0);
     }
 
     #[test]

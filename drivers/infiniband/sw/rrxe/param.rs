@@ -20,6 +20,8 @@ pub(crate) const NODE_DESC: &[u8] = b"rrxe";
 pub(crate) const MAX_SGE: i32 = 32;
 /// Entries per CQ: 2^15 - 1.
 pub(crate) const MAX_CQE: i32 = (1 << 15) - 1;
+/// Completion queues per device (C rxe's `RXE_MAX_CQ`), counted (`limit.rs`).
+pub(crate) const MAX_CQ: i32 = DEFAULT_MAX;
 /// Work requests per queue.
 pub(crate) const MAX_QP_WR: i32 = DEFAULT_MAX;
 /// Queue pairs per device.
@@ -151,7 +153,7 @@ pub(crate) fn device_caps(sys_image_guid: u64) -> DeviceCaps {
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,
         max_sge_rd: MAX_SGE,
-        max_cq: DEFAULT_MAX,
+        max_cq: MAX_CQ,
         max_cqe: MAX_CQE,
         max_mr: MAX_MR,
         max_pd: MAX_PD,

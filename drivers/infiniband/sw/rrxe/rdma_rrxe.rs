@@ -34,6 +34,7 @@ mod device;
 mod engine;
 mod icrc;
 mod kapi;
+mod limit;
 mod link;
 mod mcast;
 mod mr;
