@@ -3,8 +3,9 @@
 //! rdma_rrxe: a soft RoCEv2 RDMA device written in Rust.
 //!
 //! `rdma link add NAME type rrxe netdev DEV` creates an `ib_core` device on
-//! an Ethernet netdev that the unmodified rdma-core userspace drives through
-//! its rxe provider (same driver id and uverbs ABI as the C `rdma_rxe`).
+//! a netdev (Ethernet, tun, ...) that the unmodified rdma-core userspace
+//! drives through its rxe provider (same driver id and uverbs ABI as the C
+//! `rdma_rxe`).
 //!
 //! Layout, in layers that call only downwards (`make test` checks it:
 //! tools/testing/runner/layers.py holds the table, layers-known.txt the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 //! RoCE addressing derived from a network device: the node/port GUID from
 //! the MAC address (EUI-48 to modified EUI-64, as IPv6 does), the RoCE v2
 //! GIDs of IPv4 and IPv6 addresses, and the IB MTU a netdev MTU allows.

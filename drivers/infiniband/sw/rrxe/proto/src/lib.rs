@@ -1,5 +1,3 @@
-#![no_std]
-#![forbid(unsafe_code)]
 // SPDX-License-Identifier: GPL-2.0
 //! rrxe protocol core: the pure, allocation-free part of a soft RoCEv2
 //! device, shared verbatim by the host crate `rrxe_proto` (tests, fuzzing,
@@ -19,6 +17,9 @@
 //! (`#[path = "proto/src/lib.rs"] mod proto;`), so no item here names the
 //! crate root; siblings are reached through `super::`.  Nothing here
 //! allocates, uses `unsafe`, or panics on any input.
+
+#![no_std]
+#![forbid(unsafe_code)]
 
 #![warn(missing_docs)]
 
