@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The kernel's CRC32 library (`lib/crc`), which uses the CPU's carry-less
-//! multiply or CRC instructions where it can.
+//! multiply or CRC instructions where it can.  Safe for any byte slice: the
+//! C function only reads it.
 
 use kernel::bindings;
 

@@ -2,7 +2,10 @@
 
 //! Networking abstractions: `struct net_device` handles and the netdevice
 //! notifier chain, socket buffers and bounded queues of them, UDP tunnel
-//! sockets, output routes, and per-namespace teardown.
+//! sockets, output routes, and per-namespace teardown.  Each type that
+//! holds a C object states in its `# Invariants` section what it owns or
+//! borrows; what it owns (a reference, a socket, a registration) it gives
+//! back on drop.
 
 pub(crate) mod netdev;
 pub(crate) mod notifier;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel's random number generator (`get_random_bytes`).
+//! The kernel's random number generator (`get_random_bytes`), safe for any
+//! byte slice: the C function writes exactly its length.
 
 use kernel::bindings;
 

@@ -4,6 +4,11 @@
 //! unregistration with a typed driver vtable, the attribute structures the
 //! query verbs fill and their capability bits, access flags, the rxe user
 //! ABI's layout, user-data buffers, and `rdma link` type registration.
+//! Each type that holds a C object states in its `# Invariants` section
+//! what it owns or borrows and for how long; the driver data of a QP, CQ,
+//! SRQ, AH or MW (stored after ib_core's object, `size_ib_*`) lives from
+//! the create verb's success to the destroy verb, and only verbs between
+//! the two reach it.
 
 pub(crate) mod access;
 pub(crate) mod ah;

@@ -4,7 +4,8 @@
 //! a ring shared with user space, or a kernel consumer's ring that the
 //! engine reads while `post_send` writes it.  Every access is a 32-bit
 //! atomic, so a concurrent writer can make a copy inconsistent (which the
-//! reader validates) but never a data race.
+//! reader validates) but never a data race.  [`KernelArea`] owns such
+//! memory for a kernel consumer (`vzalloc`, freed with `vfree` on drop).
 
 use core::{
     marker::PhantomData,
@@ -14,6 +15,12 @@ use core::{
 use kernel::prelude::*;
 
 /// A borrowed view of `len` bytes of such memory.
+///
+/// # Invariants
+///
+/// `base` is 4-byte aligned and valid for reads and writes of `len` bytes
+/// for `'a`, and every access to that memory from the kernel is atomic
+/// (other parties may write it at any time).
 pub(crate) struct Words<'a> {
     base: NonNull<u8>,
     len: usize,
@@ -27,6 +34,7 @@ impl<'a> Words<'a> {
     /// bytes for `'a`, and every access to that memory from the kernel is
     /// atomic (other parties may write it at any time).
     pub(crate) unsafe fn new(base: NonNull<u8>, len: usize) -> Self {
+        // INVARIANT: The function's safety requirements are the invariants.
         Self {
             base,
             len,
@@ -39,8 +47,9 @@ impl<'a> Words<'a> {
         if off % 4 != 0 || off.checked_add(4).is_none_or(|end| end > self.len) {
             return Err(EINVAL);
         }
-        // SAFETY: In bounds and aligned (`base` is); the memory is valid for
-        // `'a` and only accessed atomically (type invariant of `new`).
+        // SAFETY: In bounds and aligned (checked above; `base` is aligned by
+        // the type invariant); by the type invariant the memory is valid for
+        // `'a` and only accessed atomically.
         Ok(unsafe { AtomicU32::from_ptr(self.base.as_ptr().add(off).cast()) })
     }
 
@@ -84,12 +93,19 @@ impl<'a> Words<'a> {
 
 /// A zeroed, page-aligned `vmalloc` area for a kernel consumer's ring,
 /// freed on drop; accessed through [`Words`] only.
+///
+/// # Invariants
+///
+/// `area` is a page-aligned `vzalloc` allocation of `len` (non-zero)
+/// bytes, owned by `self` and freed only by its drop; the kernel accesses
+/// it only through [`Words`].
 pub(crate) struct KernelArea {
     area: NonNull<u8>,
     len: usize,
 }
 
-// SAFETY: The area is owned and only accessed through atomics.
+// SAFETY: By the type invariant, the area is owned and only accessed
+// through atomics.
 unsafe impl Send for KernelArea {}
 // SAFETY: As for `Send`.
 unsafe impl Sync for KernelArea {}
@@ -104,21 +120,24 @@ impl KernelArea {
         // or null.
         let area = unsafe { kernel::bindings::vzalloc_noprof(len as kernel::ffi::c_ulong) };
         let area = NonNull::new(area.cast::<u8>()).ok_or(ENOMEM)?;
+        // INVARIANT: `area` is the fresh, page-aligned allocation of `len`
+        // (non-zero, checked above) bytes, owned by the returned value.
         Ok(Self { area, len })
     }
 
     /// The area's words.
     pub(crate) fn words(&self) -> Words<'_> {
-        // SAFETY: The area is page aligned, `len` bytes long and lives as
-        // long as `self`; nothing accesses it but through `Words`.
+        // SAFETY: By the type invariant, the area is page aligned, `len`
+        // bytes long and lives as long as `self`; nothing accesses it but
+        // through `Words`.
         unsafe { Words::new(self.area, self.len) }
     }
 }
 
 impl Drop for KernelArea {
     fn drop(&mut self) {
-        // SAFETY: The area came from `vzalloc` and no `Words` borrow
-        // outlives `self`.
+        // SAFETY: By the type invariant the area came from `vzalloc` and is
+        // ours; no `Words` borrow outlives `self`.
         unsafe { kernel::bindings::vfree(self.area.as_ptr().cast()) };
     }
 }

@@ -4,6 +4,10 @@
 //! ([`OwnedQueue`]: unbound, so its work items run on any CPU, with a
 //! concurrency limit), and a slot to reach it from any context
 //! ([`QueueSlot`]).
+//!
+//! Both wrap the C workqueue API (`alloc_workqueue`, `destroy_workqueue`,
+//! `queue_rcu_work`, `__flush_workqueue`): a queue is destroyed, and so
+//! drained, exactly once, and never while a slot reader can still reach it.
 
 use core::{ops::Deref, ptr::NonNull};
 use kernel::{
@@ -20,6 +24,11 @@ pub(crate) const MAX_ACTIVE: i32 = bindings::wq_consts_WQ_MAX_ACTIVE as i32;
 /// work items run on any CPU, up to `max_active` at a time; one work item
 /// never runs concurrently with itself (the workqueue guarantees that per
 /// work item).  Dropping it drains and destroys it.
+///
+/// # Invariants
+///
+/// `self.0` is a live workqueue made by `alloc_workqueue`, owned by `self`
+/// and destroyed only by its drop.
 pub(crate) struct OwnedQueue(NonNull<bindings::workqueue_struct>);
 
 // SAFETY: Workqueues are built for concurrent use.
@@ -45,6 +54,8 @@ impl OwnedQueue {
                 name.as_char_ptr(),
             )
         };
+        // INVARIANT: A non-null `wq` is the queue just allocated, owned by
+        // the returned value.
         Ok(Self(NonNull::new(wq).ok_or(ENOMEM)?))
     }
 }
@@ -53,15 +64,17 @@ impl Deref for OwnedQueue {
     type Target = Queue;
 
     fn deref(&self) -> &Queue {
-        // SAFETY: The queue lives until `drop`.
+        // SAFETY: By the type invariant the queue lives until `drop`, so for
+        // the borrow of `self`.
         unsafe { Queue::from_raw(self.0.as_ptr()) }
     }
 }
 
 impl Drop for OwnedQueue {
     fn drop(&mut self) {
-        // SAFETY: We own the queue; `destroy_workqueue` drains it first, so
-        // every queued item has run (and dropped what it held) on return.
+        // SAFETY: We own the queue (type invariant) and destroy it once,
+        // here; `destroy_workqueue` drains it first, so every queued item
+        // has run (and dropped what it held) on return.
         unsafe { bindings::destroy_workqueue(self.0.as_ptr()) };
     }
 }
@@ -70,17 +83,28 @@ impl Drop for OwnedQueue {
 /// (softirq receive, verbs, work items) without holding a reference.
 /// [`QueueSlot::with`] runs under RCU; [`SlotGuard`]'s drop empties the
 /// slot, waits for those readers, then destroys (drains) the queue.
+///
+/// # Invariants
+///
+/// `self.0` is null or the queue of the [`OwnedQueue`] held by the slot's
+/// one live [`SlotGuard`].  That queue is destroyed only after the pointer
+/// was cleared and an RCU grace period and `rcu_barrier` have passed, so a
+/// non-null pointer read under `rcu_read_lock` stays a live queue until the
+/// read lock is dropped.
 pub(crate) struct QueueSlot(Atomic<*mut bindings::workqueue_struct>);
 
 impl QueueSlot {
     /// An empty slot.
     pub(crate) const fn new() -> Self {
+        // INVARIANT: Empty.
         Self(Atomic::new(core::ptr::null_mut()))
     }
 
     /// Puts `q` in the slot (which must be empty) until the guard drops.
     pub(crate) fn install(&'static self, q: OwnedQueue) -> Result<SlotGuard> {
         let raw = q.0.as_ptr();
+        // INVARIANT: The slot was empty; it now holds `q`'s queue, which the
+        // guard returned owns and destroys only after emptying the slot.
         self.0
             .cmpxchg(core::ptr::null_mut(), raw, Full)
             .map_err(|_| EBUSY)?;
@@ -97,9 +121,10 @@ impl QueueSlot {
         if raw.is_null() {
             return None;
         }
-        // SAFETY: A non-null pointer read under RCU stays valid until the
-        // read lock is dropped: `SlotGuard::drop` clears the slot and waits
-        // for a grace period before destroying the queue.
+        // SAFETY: By the type invariant, a non-null pointer read under RCU
+        // stays valid until the read lock is dropped: `SlotGuard::drop`
+        // clears the slot and waits for a grace period before destroying
+        // the queue.
         Some(f(unsafe { Queue::from_raw(raw) }))
     }
 
@@ -117,9 +142,9 @@ impl QueueSlot {
         if raw.is_null() {
             return false;
         }
-        // SAFETY: `raw` stays a live queue until the read lock is dropped
-        // (`SlotGuard::drop`), and its drop waits for the callback that
-        // queues `rwork` (`rcu_barrier`); `rwork` per the contract.
+        // SAFETY: By the type invariant, `raw` stays a live queue until the
+        // read lock is dropped, and `SlotGuard::drop` waits for the callback
+        // that queues `rwork` (`rcu_barrier`); `rwork` per the contract.
         unsafe { bindings::queue_rcu_work(raw, rwork) };
         true
     }
@@ -134,14 +159,15 @@ impl QueueSlot {
     pub(crate) unsafe fn flush(&self) {
         let raw = self.0.load(Acquire);
         if !raw.is_null() {
-            // SAFETY: A non-null pointer is the guard's queue, which lives
-            // through the call (the function's contract).
+            // SAFETY: By the type invariant a non-null pointer is the
+            // guard's queue, which lives through the call (the function's
+            // contract).
             unsafe { bindings::__flush_workqueue(raw) };
         }
     }
 }
 
-/// Owns the queue in a [`QueueSlot`].
+/// Owns the queue in a [`QueueSlot`] (whose type invariant names it).
 pub(crate) struct SlotGuard {
     slot: &'static QueueSlot,
     q: Option<OwnedQueue>,
@@ -149,6 +175,8 @@ pub(crate) struct SlotGuard {
 
 impl Drop for SlotGuard {
     fn drop(&mut self) {
+        // INVARIANT: The slot is emptied before the queue goes; the waits
+        // below let every reader that saw the pointer finish first.
         self.slot.0.store(core::ptr::null_mut(), Release);
         // SAFETY: Plain call; waits until no `with` can still see the queue.
         unsafe { bindings::synchronize_rcu() };

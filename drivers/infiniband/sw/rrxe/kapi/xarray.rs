@@ -109,8 +109,8 @@ pub(crate) struct RcuReleaseSlot<T: Send + Sync + 'static> {
     cell: Atomic<*mut ReleaseCell<T>>,
 }
 
-// SAFETY: The slot owns at most one empty cell (invariant), which is as
-// sendable as `RcuRelease<T>`.
+// SAFETY: The slot owns at most one empty cell (type invariant), which is
+// as sendable as `RcuRelease<T>`.
 unsafe impl<T: Send + Sync + 'static> Send for RcuReleaseSlot<T> {}
 // SAFETY: Shared access only moves the cell out with an atomic exchange,
 // so at most one caller ever owns it.
@@ -128,9 +128,11 @@ impl<T: Send + Sync + 'static> RcuReleaseSlot<T> {
 
     /// The callback memory, for the first caller only.  Any context.
     pub(crate) fn take(&self) -> Option<RcuRelease<T>> {
+        // INVARIANT: The exchange leaves null, which owns nothing.
         let p = NonNull::new(self.cell.xchg(core::ptr::null_mut(), Full))?;
-        // SAFETY: A non-null `cell` owns a leaked `KBox` (invariant); the
-        // exchange left null behind, so this caller alone takes it back.
+        // SAFETY: By the type invariant a non-null `cell` owns a leaked
+        // `KBox`; the exchange left null behind, so this caller alone takes
+        // it back.
         Some(RcuRelease(unsafe { KBox::from_raw(p.as_ptr()) }))
     }
 }
@@ -144,6 +146,14 @@ impl<T: Send + Sync + 'static> Drop for RcuReleaseSlot<T> {
 /// What the release work item frees: the work item first, so its
 /// function finds the cell from the `work_struct`'s address (the first
 /// field of a `struct rcu_work`).
+///
+/// # Invariants
+///
+/// While an [`RcuRelease`] (or an [`RcuReleaseSlot`]) owns the cell, `obj`
+/// is `None` and `rwork` is neither initialised nor queued.
+/// [`RcuTable::release_after_grace_period`] moves an entry into `obj`,
+/// initialises `rwork` and leaks the cell: from then on only the queued
+/// work item owns it, and `release_cell` frees it.
 #[repr(C)]
 struct ReleaseCell<T: Send + Sync + 'static> {
     rwork: Opaque<bindings::rcu_work>,
@@ -153,6 +163,8 @@ struct ReleaseCell<T: Send + Sync + 'static> {
 impl<T: Send + Sync + 'static> RcuRelease<T> {
     /// Allocates the callback's memory with `flags`.
     pub(crate) fn new(flags: Flags) -> Result<Self> {
+        // INVARIANT: A fresh cell: no object, its work item neither
+        // initialised nor queued.
         Ok(Self(KBox::new(
             ReleaseCell {
                 rwork: Opaque::uninit(),
@@ -210,7 +222,7 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
     /// Runs `f` with the xarray's spinlock held (the `__xa_*` calls need
     /// it; they drop it only inside their own `GFP_KERNEL` allocations).
     fn with_lock<R>(&self, f: impl FnOnce(*mut bindings::xarray) -> R) -> R {
-        // SAFETY: The xarray is initialised (invariant).
+        // SAFETY: By the type invariant the xarray is initialised.
         unsafe { bindings::xa_lock(self.raw()) };
         let r = f(self.raw());
         // SAFETY: This thread took the lock just above.
@@ -222,8 +234,8 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
     /// slot holds the zero entry, which becomes NULL).
     fn release(&self, index: u32) {
         self.with_lock(|xa| {
-            // SAFETY: Valid xarray, lock held; replaces the zero entry and
-            // nothing else.
+            // SAFETY: Valid xarray (type invariant), lock held; replaces the
+            // zero entry and nothing else.
             unsafe {
                 bindings::__xa_cmpxchg(xa, index as usize, zero_entry(), core::ptr::null_mut(), 0)
             }
@@ -254,8 +266,9 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         };
         let mut index = 0u32;
         let ret = self.with_lock(|xa| {
-            // SAFETY: Valid xarray, lock held: reserves a slot for the NULL
-            // entry; `next` is only touched under this lock.
+            // SAFETY: Valid xarray (type invariant), lock held: reserves a
+            // slot for the NULL entry; `next` is only touched under this
+            // lock.
             unsafe {
                 bindings::__xa_alloc_cyclic(
                     xa,
@@ -281,14 +294,15 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
     /// The object at `index`, if one is published there.  Any context.
     pub(crate) fn get(&self, index: u32) -> Option<Arc<T>> {
         let _rcu = kernel::sync::rcu::read_lock();
-        // SAFETY: The xarray is valid; `xa_load` may be called under RCU.
+        // SAFETY: The xarray is valid (type invariant); `xa_load` may be
+        // called under RCU.
         let p = unsafe { bindings::xa_load(self.raw(), index as usize) };
         let p = NonNull::new(p)?;
         // A non-NULL entry stays owned by the table until a grace period
         // after its removal (`remove` waits for one), which cannot end while
         // `_rcu` is held; the borrow becomes a new reference before that.
-        // SAFETY: The entry came from `Arc::into_foreign` (invariant) and
-        // is alive (above).
+        // SAFETY: By the type invariant the entry came from
+        // `Arc::into_foreign`; it is alive (above).
         let borrowed = unsafe { <Arc<T> as ForeignOwnable>::borrow(p.as_ptr().cast()) };
         Some(borrowed.into())
     }
@@ -302,15 +316,16 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         // SAFETY: `want` was produced by `into_foreign` just above.
         drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(want) });
         let old = self.with_lock(|xa| {
-            // SAFETY: Valid xarray, lock held; replaces the entry with NULL
-            // only if it is `obj`'s (no allocation: GFP 0).
+            // SAFETY: Valid xarray (type invariant), lock held; replaces the
+            // entry with NULL only if it is `obj`'s (no allocation: GFP 0).
             unsafe { bindings::__xa_cmpxchg(xa, index as usize, want, core::ptr::null_mut(), 0) }
         });
         if old != want {
             return false;
         }
         // SAFETY: `old` was the table's entry for `obj`, produced by
-        // `into_foreign` and no longer reachable from the table.
+        // `into_foreign` (type invariant) and no longer reachable from the
+        // table.
         unsafe { self.release_after_grace_period(old, rel) };
         true
     }
@@ -323,16 +338,16 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
     /// nothing.  Does not sleep or allocate (any context).
     pub(crate) fn erase(&self, index: u32, rel: RcuRelease<T>) -> bool {
         let old = self.with_lock(|xa| {
-            // SAFETY: Valid xarray.  `xa_load` reads under RCU (it takes
-            // the read lock itself) and sees the zero entry of a
-            // reservation as NULL.
+            // SAFETY: Valid xarray (type invariant).  `xa_load` reads under
+            // RCU (it takes the read lock itself) and sees the zero entry of
+            // a reservation as NULL.
             let cur = unsafe { bindings::xa_load(xa, index as usize) };
             if cur.is_null() {
                 return cur;
             }
-            // SAFETY: Valid xarray, lock held, so `cur` is still the entry
-            // (every change takes the lock): replaces it with NULL (no
-            // allocation: GFP 0).
+            // SAFETY: Valid xarray (type invariant), lock held, so `cur` is
+            // still the entry (every change takes the lock): replaces it
+            // with NULL (no allocation: GFP 0).
             unsafe { bindings::__xa_cmpxchg(xa, index as usize, cur, core::ptr::null_mut(), 0) }
         });
         if old.is_null() {
@@ -340,7 +355,8 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         }
         // SAFETY: `old` was a published entry of this table (not the zero
         // entry, which `xa_load` returns as NULL), produced by
-        // `into_foreign` and no longer reachable from the table.
+        // `into_foreign` (type invariant) and no longer reachable from the
+        // table.
         unsafe { self.release_after_grace_period(old, rel) };
         true
     }
@@ -361,9 +377,11 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(want) });
         let p = new.into_foreign();
         let found = self.with_lock(|xa| {
-            // SAFETY: Valid xarray, lock held; replaces the entry with `p`
-            // only if it is `old`'s (an existing slot: no allocation, GFP
-            // 0).  On success `p` is owned by the table (invariant).
+            // INVARIANT: On success `p`, from `into_foreign`, is owned by
+            // the table.
+            // SAFETY: Valid xarray (type invariant), lock held; replaces the
+            // entry with `p` only if it is `old`'s (an existing slot: no
+            // allocation, GFP 0).
             unsafe { bindings::__xa_cmpxchg(xa, index as usize, want, p.cast(), 0) }
         });
         if found != want {
@@ -372,7 +390,8 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
             return Err(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(p) });
         }
         // SAFETY: `found` was the table's entry for `old`, produced by
-        // `into_foreign` and no longer reachable from the table.
+        // `into_foreign` (type invariant) and no longer reachable from the
+        // table.
         unsafe { self.release_after_grace_period(found, rel) };
         Ok(())
     }
@@ -406,6 +425,8 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
                 key.as_ptr(),
             )
         };
+        // INVARIANT: The cell leaves its `RcuRelease` holding the object,
+        // its work item initialised; from here on the work item owns it.
         let cell = KBox::into_raw(cell);
         // SAFETY: The cell was leaked just above and its work item
         // initialised: it stays valid until `release_cell::<T>` frees it,
@@ -433,9 +454,11 @@ impl<'a, T: Send + Sync + 'static> Reservation<'a, T> {
         core::mem::forget(self);
         let p = obj.into_foreign();
         let old = table.with_lock(|xa| {
-            // SAFETY: Valid xarray, lock held; the slot is reserved for us,
-            // so storing replaces the reservation marker; `p` is owned by
-            // the table from here on (invariant), or taken back on failure.
+            // INVARIANT: `p`, from `into_foreign`, is owned by the table
+            // from here on, or taken back on failure.
+            // SAFETY: Valid xarray (type invariant of `RcuTable`), lock
+            // held; the slot is reserved for us, so storing replaces the
+            // reservation marker.
             unsafe { bindings::__xa_store(xa, index as usize, p.cast(), bindings::GFP_KERNEL) }
         });
         // SAFETY: `xa_err` only decodes the returned entry.
@@ -461,20 +484,23 @@ impl<T: Send + Sync + 'static> PinnedDrop for RcuTable<T> {
     fn drop(self: Pin<&mut Self>) {
         let mut index = 0usize;
         loop {
-            // SAFETY: Valid xarray; we are its only user now.
+            // SAFETY: Valid xarray (type invariant); we are its only user
+            // now.
             let p = unsafe {
                 bindings::xa_find(self.raw(), &mut index, usize::MAX, bindings::XA_PRESENT)
             };
             let Some(p) = NonNull::new(p) else { break };
-            // SAFETY: Valid xarray; erases the entry we found (no readers
-            // remain: the table is being dropped).
+            // SAFETY: Valid xarray (type invariant); erases the entry we
+            // found (no readers remain: the table is being dropped).
             unsafe { bindings::xa_erase(self.raw(), index) };
-            // SAFETY: `p` came from `into_foreign` (reservations cannot
-            // outlive the borrow of the table) and is now ours.
+            // SAFETY: By the type invariant `p` came from `into_foreign`
+            // (`xa_find` skips reserved slots, and reservations cannot
+            // outlive the borrow of the table); it is now ours.
             drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(p.as_ptr().cast()) });
         }
-        // SAFETY: Valid, empty xarray, not used after this.  Removals
-        // still on the release queue hold their objects, not the table.
+        // SAFETY: Valid (type invariant), empty xarray, not used after
+        // this.  Removals still on the release queue hold their objects,
+        // not the table.
         unsafe { bindings::xa_destroy(self.raw()) };
     }
 }

@@ -2,7 +2,9 @@
 
 //! `struct net_device`: a reference-counted handle ([`ARef<NetDevice>`],
 //! `dev_hold`/`dev_put`) and read accessors for the fields a RoCE device
-//! derives its identity and port state from.
+//! derives its identity and port state from.  A `&NetDevice` is only made
+//! for a device that stays live for the borrow, so every accessor reads a
+//! live `struct net_device`.
 
 use core::ptr::{addr_of, NonNull};
 use kernel::{
@@ -15,8 +17,11 @@ use kernel::{
 ///
 /// # Invariants
 ///
-/// A `&NetDevice` always points to a live `struct net_device` on which the
-/// holder owns a reference (directly or through an [`ARef`]).
+/// A `&NetDevice` always points to a live `struct net_device` that stays
+/// live for the borrow: the holder owns a reference on it (directly or
+/// through an [`ARef`]), or the context guarantees it (a notifier or
+/// netlink callback for the call, an RCU read-side section the device was
+/// found in).
 #[repr(transparent)]
 pub(crate) struct NetDevice(Opaque<bindings::net_device>);
 
@@ -28,7 +33,8 @@ unsafe impl Send for NetDevice {}
 unsafe impl Sync for NetDevice {}
 
 // SAFETY: `dev_hold`/`dev_put` keep the net_device alive while the count is
-// non-zero, which is all `ARef` requires.
+// non-zero, which is all `ARef` requires; an `ARef<NetDevice>` owns one
+// such reference, which upholds the type invariant.
 unsafe impl AlwaysRefCounted for NetDevice {
     fn inc_ref(&self) {
         // SAFETY: By the type invariant the device is live.
@@ -49,10 +55,13 @@ impl NetDevice {
     ///
     /// # Safety
     ///
-    /// `ptr` must point to a live `net_device` that stays referenced (by the
-    /// caller or by the context it is called in, e.g. a notifier callback)
-    /// for the whole of `'a`.
+    /// `ptr` must point to a live `net_device` that stays live for the whole
+    /// of `'a`: referenced by the caller, or kept live by the context it is
+    /// called in (e.g. a notifier callback, or an RCU read-side section that
+    /// covers `'a` for a device found under RCU).
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // INVARIANT: The caller guarantees that the device stays live for
+        // `'a`.
         // SAFETY: `NetDevice` is a transparent wrapper; the caller
         // guarantees liveness for `'a`.
         unsafe { &*ptr.cast::<Self>() }
@@ -66,6 +75,7 @@ impl NetDevice {
     /// If non-null, `ptr` points to a live `net_device` and the caller owns
     /// one reference on it, which moves into the returned [`ARef`].
     pub(crate) unsafe fn from_owned_raw(ptr: *mut bindings::net_device) -> Option<ARef<Self>> {
+        // INVARIANT: The caller's reference moves into the `ARef`.
         // SAFETY: Per the function's contract.
         NonNull::new(ptr).map(|p| unsafe { ARef::from_raw(p.cast::<Self>()) })
     }
@@ -77,16 +87,17 @@ impl NetDevice {
 
     /// Interface name (e.g. `veth0`).
     pub(crate) fn name(&self) -> IfName {
-        // SAFETY: The device is live (invariant); `name` is a 16-byte array
-        // that renames update in place under RTNL, so a racing copy may be
-        // torn but is always in bounds.
+        // SAFETY: The device is live (type invariant); `name` is a 16-byte
+        // array that renames update in place under RTNL, so a racing copy
+        // may be torn but is always in bounds.
         let name = unsafe { core::ptr::read_volatile(addr_of!((*self.as_raw()).name)) };
         IfName::from_c_chars(&name)
     }
 
     /// Current MTU in bytes (READ_ONCE, as the stack does).
     pub(crate) fn mtu(&self) -> u32 {
-        // SAFETY: Live device; `mtu` is an unsigned int read once.
+        // SAFETY: Live device (type invariant); `mtu` is an unsigned int
+        // read once.
         unsafe { core::ptr::read_volatile(addr_of!((*self.as_raw()).mtu)) }
     }
 
@@ -95,10 +106,11 @@ impl NetDevice {
     /// point-to-point device).
     pub(crate) fn hw_addr6(&self) -> Option<[u8; 6]> {
         let dev = self.as_raw();
-        // SAFETY: Live device; `addr_len` is a byte set before registration.
+        // SAFETY: Live device (type invariant); `addr_len` is a byte set
+        // before registration.
         let len = usize::from(unsafe { core::ptr::read(addr_of!((*dev).addr_len)) });
-        // SAFETY: Live device; `dev_addr` is a pointer field set at
-        // allocation.
+        // SAFETY: Live device (type invariant); `dev_addr` is a pointer
+        // field set at allocation.
         let addr = unsafe { core::ptr::read(addr_of!((*dev).dev_addr)) };
         if len == 0 || addr.is_null() {
             return None;
@@ -114,8 +126,8 @@ impl NetDevice {
     /// Adds `mac` to the device's multicast filter (`dev_mc_add`,
     /// reference counted per address).
     pub(crate) fn mc_add(&self, mac: &[u8; 6]) -> kernel::error::Result {
-        // SAFETY: `self` is a live netdev (we hold a reference); the
-        // address is read for the call only.
+        // SAFETY: `self` is a live netdev (type invariant); the address is
+        // read for the call only.
         let rc = unsafe { bindings::dev_mc_add(self.as_raw(), mac.as_ptr()) };
         kernel::error::to_result(rc)
     }
@@ -129,7 +141,8 @@ impl NetDevice {
 
     /// Whether this is an 802.1Q VLAN device.
     pub(crate) fn is_vlan(&self) -> bool {
-        // SAFETY: Live device; `is_vlan_dev` only reads its flags.
+        // SAFETY: Live device (type invariant); `is_vlan_dev` only reads
+        // its flags.
         unsafe { bindings::is_vlan_dev(self.as_raw()) }
     }
 
@@ -141,8 +154,8 @@ impl NetDevice {
         if !self.is_vlan() {
             return None;
         }
-        // SAFETY: Live VLAN device (checked above); both functions only
-        // read its private part.
+        // SAFETY: Live (type invariant) VLAN device (checked above); both
+        // functions only read its private part.
         let (id, real) = unsafe {
             (
                 bindings::vlan_dev_vlan_id(self.as_raw()),
@@ -159,20 +172,23 @@ impl NetDevice {
 
     /// The interface index.
     pub(crate) fn ifindex(&self) -> i32 {
-        // SAFETY: Live device; a plain read of a field set at registration.
+        // SAFETY: Live device (type invariant); a plain read of a field set
+        // at registration.
         unsafe { (*self.as_raw()).ifindex }
     }
 
     /// `IFF_UP` is set (administratively up).
     pub(crate) fn is_admin_up(&self) -> bool {
-        // SAFETY: Live device; `netif_get_flags` only reads.
+        // SAFETY: Live device (type invariant); `netif_get_flags` only
+        // reads.
         let flags = unsafe { bindings::netif_get_flags(self.as_raw()) };
         flags & bindings::net_device_flags_IFF_UP != 0
     }
 
     /// Running with carrier: the RoCE port is ACTIVE exactly then.
     pub(crate) fn is_running_with_carrier(&self) -> bool {
-        // SAFETY: Live device; both helpers only test state bits.
+        // SAFETY: Live device (type invariant); both helpers only test
+        // state bits.
         unsafe {
             bindings::netif_running(self.as_raw()) && bindings::netif_carrier_ok(self.as_raw())
         }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The netdevice notifier chain (`register_netdevice_notifier`): a pinned
-//! registration that calls a typed handler and unregisters on drop.
+//! registration that calls a typed handler and unregisters on drop.  The
+//! handler only runs while the registration exists.
 
 use core::marker::PhantomData;
 use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
@@ -51,6 +52,12 @@ pub(crate) trait NetdevHandler: 'static {
 }
 
 /// A registered netdevice notifier; unregistered when dropped.
+///
+/// # Invariants
+///
+/// `nb` is a pinned `notifier_block` calling `Self::call`, registered on
+/// the netdevice notifier chain for the whole life of `self`; only the
+/// drop unregisters it.
 #[pin_data(PinnedDrop)]
 pub(crate) struct NetdevNotifier<H: NetdevHandler> {
     #[pin]
@@ -70,6 +77,8 @@ impl<H: NetdevHandler> NetdevNotifier<H> {
     /// as `NETDEV_REGISTER`/`NETDEV_UP` by the core.
     pub(crate) fn register() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            // INVARIANT: Registered here; a failed registration yields no
+            // `Self`.
             nb <- Opaque::try_ffi_init(|slot: *mut bindings::notifier_block| {
                 // SAFETY: `slot` is valid for writes and pinned: it lives in
                 // this pinned struct until `drop` unregisters it.
@@ -106,8 +115,8 @@ impl<H: NetdevHandler> NetdevNotifier<H> {
 #[pinned_drop]
 impl<H: NetdevHandler> PinnedDrop for NetdevNotifier<H> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: The block was registered in `register` (a failed
-        // registration never produces a `Self`), and is still pinned.
+        // SAFETY: By the type invariant the block is registered and
+        // pinned; it is unregistered once, here.
         unsafe { bindings::unregister_netdevice_notifier(self.nb.get()) };
     }
 }

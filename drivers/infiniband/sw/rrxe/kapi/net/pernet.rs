@@ -3,7 +3,9 @@
 //! Per-namespace teardown (`register_pernet_subsys` with an `exit` hook):
 //! lets a driver close what it keeps in a network namespace (its kernel
 //! sockets) before the namespace is freed.  Kernel sockets do not pin their
-//! namespace, so without this a socket could outlive it.
+//! namespace, so without this a socket could outlive it.  The hook runs
+//! only while the registration exists, and for every namespace still
+//! alive when it is dropped.
 
 use core::marker::PhantomData;
 use kernel::{bindings, prelude::*, types::Opaque};
@@ -18,6 +20,12 @@ pub(crate) trait PernetExit: 'static {
 }
 
 /// A registered `struct pernet_operations` calling `T`.
+///
+/// # Invariants
+///
+/// `ops` is a pinned `pernet_operations` whose only hook is `exit::<T>`,
+/// registered with the pernet core (`register_pernet_subsys`) for the
+/// whole life of `self`; only the drop unregisters it.
 #[pin_data(PinnedDrop)]
 pub(crate) struct PernetRegistration<T: PernetExit> {
     #[pin]
@@ -35,6 +43,8 @@ impl<T: PernetExit> PernetRegistration<T> {
     /// Registers the exit hook.
     pub(crate) fn register() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            // INVARIANT: Registered here; a failed registration yields no
+            // `Self`.
             ops <- Opaque::try_ffi_init(|ops: *mut bindings::pernet_operations| {
                 // SAFETY: `ops` is pinned memory we initialise; all-zeroes
                 // is a valid empty ops struct, then only `exit` is set.
@@ -52,8 +62,8 @@ impl<T: PernetExit> PernetRegistration<T> {
 #[pinned_drop]
 impl<T: PernetExit> PinnedDrop for PernetRegistration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: Registered in `register`; this calls `exit` for every
-        // namespace still alive, then forgets the ops.
+        // SAFETY: Registered and pinned (type invariant); this calls `exit`
+        // for every namespace still alive, then forgets the ops.
         unsafe { bindings::unregister_pernet_subsys(self.ops.get()) };
     }
 }

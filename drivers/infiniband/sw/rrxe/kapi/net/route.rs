@@ -8,7 +8,8 @@
 //! checksum), run netfilter and resolve the neighbour.  A route to one of
 //! the host's own addresses goes through the loopback device; the caller
 //! sees that ([`Route::is_loopback`]) and can deliver the packet itself
-//! instead.
+//! instead.  A [`Route`] holds a reference on its `dst_entry` until it is
+//! dropped (`dst_release`); a sent packet takes its own.
 
 use core::ptr::NonNull;
 use kernel::{bindings, error::from_err_ptr, prelude::*};
@@ -27,6 +28,12 @@ fn enetunreach() -> Error {
 }
 
 /// A referenced output route (`struct dst_entry`).
+///
+/// # Invariants
+///
+/// `dst` is the `dst_entry` of an output route (the first member of a
+/// `struct rtable` if not `v6`, of a `struct rt6_info` if `v6`) on which
+/// `self` owns one reference, given back only by its drop.
 pub(crate) struct Route {
     dst: NonNull<bindings::dst_entry>,
     v6: bool,
@@ -38,7 +45,8 @@ pub(crate) struct Route {
     oif: i32,
 }
 
-// SAFETY: A dst reference may be dropped and checked from any context.
+// SAFETY: A dst reference (which `Route` owns, type invariant) may be
+// dropped and checked from any context.
 unsafe impl Send for Route {}
 // SAFETY: `&Route` only reads the dst (`dst_check` on it is thread-safe).
 unsafe impl Sync for Route {}
@@ -60,7 +68,9 @@ impl Route {
                 // result is a referenced rtable or an error pointer.
                 let rt = from_err_ptr(unsafe { bindings::ip_route_output_key(net, &mut fl) })?;
                 let rt = NonNull::new(rt).ok_or(enetunreach())?;
-                // `dst` is the first member of `struct rtable`.
+                // INVARIANT: The reference `ip_route_output_key` returned
+                // moves into `self`; `dst` is the first member of `struct
+                // rtable`.
                 Ok(Self {
                     dst: rt.cast(),
                     v6: false,
@@ -91,6 +101,8 @@ impl Route {
                 // SAFETY: An IPv6 output dst is the first member of a
                 // `struct rt6_info` we hold a reference on.
                 let cookie = unsafe { bindings::rt6_get_cookie(dst.as_ptr().cast()) };
+                // INVARIANT: The reference `ip6_dst_lookup_flow` returned
+                // moves into `self`; an IPv6 output dst heads an `rt6_info`.
                 Ok(Self {
                     dst,
                     v6: true,
@@ -115,13 +127,15 @@ impl Route {
     /// The route is still current (`dst_check`): no route, address or
     /// neighbour change has made it obsolete since the lookup.
     pub(crate) fn is_valid(&self) -> bool {
-        // SAFETY: We hold a reference; `dst_check` only reads the dst and
-        // returns it if still valid, NULL otherwise (taking no reference).
+        // SAFETY: We hold a reference (type invariant); `dst_check` only
+        // reads the dst and returns it if still valid, NULL otherwise
+        // (taking no reference).
         !unsafe { bindings::dst_check(self.dst.as_ptr(), self.cookie) }.is_null()
     }
 
     fn out_dev(&self) -> *mut bindings::net_device {
-        // SAFETY: A referenced dst keeps its device pointer valid.
+        // SAFETY: The dst is referenced (type invariant), which keeps its
+        // device pointer valid.
         unsafe { (*self.dst.as_ptr()).__bindgen_anon_1.dev }
     }
 
@@ -151,7 +165,8 @@ impl Route {
 
 impl Drop for Route {
     fn drop(&mut self) {
-        // SAFETY: We own one reference.
+        // SAFETY: We own one reference (type invariant), given back once,
+        // here.
         unsafe { bindings::dst_release(self.dst.as_ptr()) };
     }
 }
@@ -195,9 +210,10 @@ impl TxPacket {
     /// takes its own reference).  `EAGAIN` if the stack dropped it.
     pub(crate) fn send(self, route: &Route, netdev: &NetDevice) -> Result {
         let skb = self.skb.into_raw();
-        // SAFETY: `skb` is ours; `dst_hold` takes a reference for it,
-        // which `skb_dst_set` hands to the skb; `ip_local_out` consumes the
-        // skb in every case.
+        // SAFETY: `skb` is ours; the route's dst is live (type invariant
+        // of `Route`), and `dst_hold` takes a reference for the skb, which
+        // `skb_dst_set` hands to it; `ip_local_out` consumes the skb in
+        // every case.
         let ret = unsafe {
             bindings::dst_hold(route.dst.as_ptr());
             bindings::skb_dst_set(skb, route.dst.as_ptr());

@@ -18,6 +18,13 @@ use kernel::{bindings, prelude::*};
 const RX_VLAN_SET: u32 = 1 << 16;
 
 /// An owned `struct sk_buff`.
+///
+/// # Invariants
+///
+/// `self.0` is a valid `sk_buff` on which `self` owns one reference, and
+/// no one else changes it while `self` holds it.  The reference is given
+/// back by the drop (`kfree_skb`) or [`SkBuff::consume`], or passed on
+/// by [`SkBuff::into_raw`].
 pub(crate) struct SkBuff(NonNull<bindings::sk_buff>);
 
 // SAFETY: An skb owned by one holder may move between contexts (the stack
@@ -34,10 +41,12 @@ impl SkBuff {
     ///
     /// `skb` is a valid skb whose reference the caller owns and gives away.
     pub(super) unsafe fn from_raw(skb: *mut bindings::sk_buff) -> Option<Self> {
+        // INVARIANT: Per the function's safety requirements, the caller's
+        // reference moves into the result.
         NonNull::new(skb).map(Self)
     }
 
-    /// Gives up ownership.
+    /// Gives up ownership: the reference passes to the caller.
     pub(super) fn into_raw(self) -> *mut bindings::sk_buff {
         let p = self.0.as_ptr();
         core::mem::forget(self);
@@ -60,13 +69,14 @@ impl SkBuff {
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         // SAFETY: Fresh skb with `total` bytes of tailroom.
         unsafe { bindings::skb_reserve(skb.as_ptr(), headroom as i32) };
+        // INVARIANT: A fresh skb: its only reference is ours.
         Ok(Self(skb))
     }
 
     /// Bytes of tailroom.
     fn tailroom(&self) -> usize {
-        // SAFETY: Valid skb we own; `end` and `tail` are offsets into the
-        // head buffer on 64-bit.
+        // SAFETY: Valid skb we own (type invariant); `end` and `tail` are
+        // offsets into the head buffer on 64-bit.
         unsafe { (*self.as_raw()).end.saturating_sub((*self.as_raw()).tail) as usize }
     }
 
@@ -85,8 +95,9 @@ impl SkBuff {
         if len > self.tailroom() {
             return Err(EINVAL);
         }
-        // SAFETY: Checked against the tailroom above (`skb_put` panics on
-        // overrun); the returned area is `len` bytes inside the skb.
+        // SAFETY: Valid skb we own (type invariant); checked against the
+        // tailroom above (`skb_put` panics on overrun); the returned area is
+        // `len` bytes inside the skb.
         let p = unsafe { bindings::skb_put(self.as_raw(), l).cast::<u8>() };
         fill(p);
         // SAFETY: `fill` initialised the `len` bytes (caller's contract);
@@ -112,21 +123,23 @@ impl SkBuff {
     /// copies it.
     pub(crate) fn set_rx_vlan(&mut self, vlan: Option<u16>) {
         let word = vlan.map_or(0u32, |id| RX_VLAN_SET | u32::from(id));
-        // SAFETY: Valid skb we own; `cb` is 48 bytes, at least 4-aligned.
+        // SAFETY: Valid skb we own (type invariant); `cb` is 48 bytes, at
+        // least 4-aligned.
         unsafe { (*self.as_raw()).cb.as_mut_ptr().cast::<u32>().write(word) };
     }
 
     /// The VLAN ID [`SkBuff::set_rx_vlan`] recorded.
     pub(crate) fn rx_vlan(&self) -> Option<u16> {
-        // SAFETY: Valid skb; `set_rx_vlan` wrote the word when the driver
-        // took the skb (the receive hand-over always does).
+        // SAFETY: Valid skb (type invariant); `cb` is initialised memory
+        // (the allocation zeroes it), and `set_rx_vlan` wrote the word when
+        // the driver took the skb (the receive hand-over always does).
         let word = unsafe { (*self.as_raw()).cb.as_ptr().cast::<u32>().read() };
         (word & RX_VLAN_SET != 0).then_some(word as u16)
     }
 
     /// Marks the current data start as the network (IP) header.
     pub(super) fn reset_network_header(&mut self) {
-        // SAFETY: Valid skb we own.
+        // SAFETY: Valid skb we own (type invariant).
         unsafe { bindings::skb_reset_network_header(self.as_raw()) };
     }
 
@@ -134,8 +147,8 @@ impl SkBuff {
     /// received packet to several consumers, who only read it; `None`
     /// without memory.
     pub(crate) fn clone_shared(&self) -> Option<Self> {
-        // SAFETY: `self` owns a reference to a valid skb; `skb_clone`
-        // returns a new skb we own, or NULL.
+        // SAFETY: `self` owns a reference to a valid skb (type invariant);
+        // `skb_clone` returns a new skb we own, or NULL.
         let p = unsafe { bindings::skb_clone(self.as_raw(), bindings::GFP_ATOMIC) };
         // SAFETY: `p` is a new skb owned by the caller, or NULL.
         unsafe { Self::from_raw(p) }
@@ -143,7 +156,8 @@ impl SkBuff {
 
     /// Total data length (`skb->len`: linear part and fragments).
     pub(crate) fn len(&self) -> usize {
-        // SAFETY: Valid skb; a plain read of a field we own.
+        // SAFETY: Valid skb (type invariant); a plain read of a field we
+        // own.
         unsafe { (*self.as_raw()).len as usize }
     }
 
@@ -151,7 +165,8 @@ impl SkBuff {
     /// fragment list, and the `sk_buff` itself), what receive queues are
     /// bounded by.
     pub(crate) fn truesize(&self) -> usize {
-        // SAFETY: Valid skb; a plain read of a field we own.
+        // SAFETY: Valid skb (type invariant); a plain read of a field we
+        // own.
         unsafe { (*self.as_raw()).truesize as usize }
     }
 
@@ -159,7 +174,8 @@ impl SkBuff {
     /// data starts at the UDP header), so that offsets count from the IP
     /// header.  `EINVAL` if the network header is not before the data.
     pub(crate) fn push_to_network_header(&mut self) -> Result {
-        // SAFETY: Valid skb we own; both pointers are in its head buffer.
+        // SAFETY: Valid skb we own (type invariant); both pointers are in
+        // its head buffer.
         let back = unsafe {
             let data = (*self.as_raw()).data;
             let nh = bindings::skb_network_header(self.as_raw());
@@ -179,15 +195,17 @@ impl SkBuff {
         let Ok(n32) = u32::try_from(n) else {
             return false;
         };
-        // SAFETY: Valid skb we own; `pskb_may_pull` may reallocate the head
-        // (no pointers into it are held across the call: `&mut self`).
+        // SAFETY: Valid skb we own (type invariant); `pskb_may_pull` may
+        // reallocate the head (no pointers into it are held across the
+        // call: `&mut self`).
         unsafe { bindings::pskb_may_pull(self.as_raw(), n32) }
     }
 
     /// The linear part of the data (`skb_headlen` bytes from `data`).
     pub(crate) fn linear(&self) -> &[u8] {
-        // SAFETY: Valid skb; `len - data_len` bytes from `data` are the
-        // initialised linear part, unchanged while `self` is borrowed.
+        // SAFETY: Valid skb (type invariant); `len - data_len` bytes from
+        // `data` are the initialised linear part, unchanged while `self` is
+        // borrowed (no one else changes the skb).
         unsafe {
             let s = self.as_raw();
             let head = (*s).len.saturating_sub((*s).data_len) as usize;
@@ -217,7 +235,8 @@ impl SkBuff {
         );
         // SAFETY: All-zeroes is a valid (unprepared) state; prepared next.
         let mut st: bindings::skb_seq_state = unsafe { core::mem::zeroed() };
-        // SAFETY: Valid skb; `[from, to)` is within its data (checked).
+        // SAFETY: Valid skb (type invariant); `[from, to)` is within its
+        // data (checked).
         unsafe { bindings::skb_prepare_seq_read(self.as_raw(), from, to, &mut st) };
         let mut consumed = 0u32;
         let mut done = 0usize;
@@ -260,9 +279,9 @@ impl SkBuff {
     ) -> Result {
         let o = i32::try_from(off).map_err(|_| EINVAL)?;
         let l = i32::try_from(len).map_err(|_| EINVAL)?;
-        // SAFETY: Valid skb; `skb_copy_bits` checks the range against the
-        // data and copies from the linear part and fragments; `dst` is
-        // valid for `len` bytes (caller's contract).
+        // SAFETY: Valid skb (type invariant); `skb_copy_bits` checks the
+        // range against the data and copies from the linear part and
+        // fragments; `dst` is valid for `len` bytes (caller's contract).
         kernel::error::to_result(unsafe {
             bindings::skb_copy_bits(self.as_raw(), o, dst.cast(), l)
         })
@@ -277,14 +296,15 @@ impl SkBuff {
     /// Frees the skb as consumed (delivered), not as a drop.
     pub(crate) fn consume(self) {
         let p = self.into_raw();
-        // SAFETY: We owned the reference.
+        // SAFETY: We owned the reference (type invariant), now given back.
         unsafe { bindings::consume_skb(p) };
     }
 }
 
 impl Drop for SkBuff {
     fn drop(&mut self) {
-        // SAFETY: We own the reference; a drop is accounted as such.
+        // SAFETY: We own the reference (type invariant), given back once,
+        // here; a drop is accounted as such.
         unsafe { bindings::kfree_skb(self.0.as_ptr()) };
     }
 }

@@ -24,8 +24,9 @@ use super::skb::SkBuff;
 ///
 /// # Invariants
 ///
-/// `head` is an initialised `sk_buff_head` whose skbs are owned by the
-/// queue.
+/// `head` is an initialised, pinned `sk_buff_head` for the whole life of
+/// the queue; it owns one reference on each skb it holds, and `bytes` is
+/// at least the sum of their `truesize`.
 #[pin_data(PinnedDrop)]
 pub(crate) struct SkbQueue {
     #[pin]
@@ -63,8 +64,8 @@ impl SkbQueue {
 
     /// Packets queued (a racy snapshot, as `skb_queue_len_lockless`).
     pub(crate) fn len(&self) -> u32 {
-        // SAFETY: Valid head (invariant); `qlen` is read once, as the C
-        // lockless accessor does.
+        // SAFETY: Valid head (type invariant); `qlen` is read once, as the
+        // C lockless accessor does.
         unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.head.get()).qlen)) }
     }
 
@@ -83,14 +84,18 @@ impl SkbQueue {
             self.bytes.fetch_sub(size, Relaxed);
             return Err(skb);
         }
-        // SAFETY: Valid head; the queue takes over our reference.
+        // INVARIANT: The queue takes over the skb's reference; its size was
+        // charged to `bytes` above.
+        // SAFETY: Valid head (type invariant); the queue takes over our
+        // reference.
         unsafe { bindings::skb_queue_tail(self.head.get(), skb.into_raw()) };
         Ok(queued)
     }
 
     /// Takes the oldest skb, if any.  Any context.
     pub(crate) fn pop(&self) -> Option<SkBuff> {
-        // SAFETY: Valid head; a dequeued skb's reference is ours.
+        // SAFETY: Valid head (type invariant); a dequeued skb's reference
+        // is ours (the queue owned it).
         let skb = unsafe { SkBuff::from_raw(bindings::skb_dequeue(self.head.get())) }?;
         // Nobody changes a queued skb: this is what `push` charged.
         self.bytes.fetch_sub(skb.truesize(), Relaxed);

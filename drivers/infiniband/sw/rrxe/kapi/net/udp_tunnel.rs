@@ -3,7 +3,9 @@
 //! UDP tunnel sockets (`udp_sock_create` + `setup_udp_tunnel_sock`): a
 //! kernel socket bound to a UDP port in one network namespace whose packets
 //! go to an encapsulation handler instead of a socket queue.  The handler
-//! runs in softirq context and must not sleep.
+//! runs in softirq context and must not sleep.  Dropping a
+//! [`TunnelSocket`] releases the socket and waits until no handler call is
+//! running, so the handler never runs after it.
 
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{bindings, prelude::*, types::Opaque};
@@ -12,6 +14,12 @@ use super::netdev::NetDevice;
 use super::skb::SkBuff;
 
 /// A network namespace, borrowed.
+///
+/// # Invariants
+///
+/// A `&Net` always points to a live `struct net` that stays live for the
+/// borrow (the namespace of a live device, or one the pernet core hands
+/// to a callback for the call).
 #[repr(transparent)]
 pub(crate) struct Net(Opaque<bindings::net>);
 
@@ -20,6 +28,8 @@ impl Net {
     ///
     /// `net` must be a live namespace for the returned lifetime.
     pub(crate) unsafe fn from_raw<'a>(net: *mut bindings::net) -> &'a Self {
+        // INVARIANT: The caller guarantees that the namespace stays live for
+        // `'a`.
         // SAFETY: `Net` is transparent over the C struct; liveness per the
         // caller's contract.
         unsafe { &*net.cast() }
@@ -48,9 +58,10 @@ impl Net {
 impl NetDevice {
     /// The namespace the device is in.
     pub(crate) fn net(&self) -> &Net {
-        // SAFETY: A device belongs to a live namespace while it is
-        // referenced (namespace teardown moves or unregisters its devices
-        // first).
+        // SAFETY: The device is live for the borrow of `self` (type
+        // invariant of `NetDevice`), and a device belongs to a live
+        // namespace while it is live (namespace teardown moves or
+        // unregisters its devices first).
         unsafe { Net::from_raw(bindings::dev_net(self.as_raw())) }
     }
 }
@@ -72,12 +83,19 @@ pub(crate) enum Family {
 
 /// A UDP tunnel socket whose packets go to `H`.  Dropping it closes the
 /// socket and waits until no handler call is running any more.
+///
+/// # Invariants
+///
+/// `sock` is a kernel UDP socket made by `udp_sock_create4` or
+/// `udp_sock_create6` and set up as a tunnel socket calling
+/// `encap_rcv::<H>`, owned by `self` and released only by its drop.
 pub(crate) struct TunnelSocket<H: EncapRecv> {
     sock: NonNull<bindings::socket>,
     _h: PhantomData<H>,
 }
 
-// SAFETY: The socket is only released through its own thread-safe API.
+// SAFETY: The socket is owned (type invariant) and only released through
+// its own thread-safe API.
 unsafe impl<H: EncapRecv> Send for TunnelSocket<H> {}
 // SAFETY: No `&self` method touches the socket.
 unsafe impl<H: EncapRecv> Sync for TunnelSocket<H> {}
@@ -118,6 +136,8 @@ impl<H: EncapRecv> TunnelSocket<H> {
         tcfg.encap_rcv = Some(encap_rcv::<H>);
         // SAFETY: `sock` was just created in `net`; `tcfg` is copied.
         unsafe { bindings::setup_udp_tunnel_sock(net.as_raw(), (*sock.as_ptr()).sk, &mut tcfg) };
+        // INVARIANT: The socket just made and set up for `H` is owned by the
+        // returned value.
         Ok(Self {
             sock,
             _h: PhantomData,
@@ -127,9 +147,10 @@ impl<H: EncapRecv> TunnelSocket<H> {
 
 impl<H: EncapRecv> Drop for TunnelSocket<H> {
     fn drop(&mut self) {
-        // SAFETY: We own the socket; after release no new handler call
-        // starts, and `synchronize_net` waits out those in progress (they
-        // run under RCU in softirq), so `H` is not used after this returns.
+        // SAFETY: We own the socket (type invariant) and release it once,
+        // here; after release no new handler call starts, and
+        // `synchronize_net` waits out those in progress (they run under RCU
+        // in softirq), so `H` is not used after this returns.
         unsafe {
             bindings::udp_tunnel_sock_release((*self.sock.as_ptr()).sk);
             bindings::synchronize_net();

@@ -15,6 +15,13 @@ use super::qp::QpPath;
 use super::udata::UData;
 
 /// An AH object as ib_core allocates it for driver `T`.
+///
+/// # Invariants
+///
+/// Never made in Rust: ib_core allocates it (`size_ib_ah` bytes, zeroed)
+/// and frees it, and `ib` is the `ib_ah` it passes to the AH verbs.
+/// `data` is initialised from the success of `create_ah` until
+/// `destroy_ah` reads it out; only verbs between the two reach it.
 #[repr(C)]
 pub(super) struct AhObj<T: Driver> {
     ib: Opaque<bindings::ib_ah>,
@@ -48,6 +55,7 @@ pub(super) unsafe extern "C" fn create_ah<T: Driver>(
     from_result(|| {
         let data = T::create_ah(dev, pd, &av, udata, sleepable)?;
         let obj = ah.cast::<AhObj<T>>();
+        // INVARIANT: `data` is initialised from here until `destroy_ah`.
         // SAFETY: `obj` has `size_ib_ah` bytes; the data slot is written
         // once, here, and read back only by `query_ah` and `destroy_ah`.
         unsafe { (*obj).data.write(data) };
@@ -66,8 +74,9 @@ pub(super) unsafe extern "C" fn query_ah<T: Driver>(
     attr: *mut bindings::rdma_ah_attr,
 ) -> c_int {
     let obj = ah.cast::<AhObj<T>>();
-    // SAFETY: `create_ah` initialised the data, which lives until
-    // `destroy_ah`; ib_core does not query an AH it is destroying.
+    // SAFETY: `create_ah` succeeded, so the data is initialised until
+    // `destroy_ah` (type invariant of `AhObj`); ib_core does not query an
+    // AH it is destroying.
     let data = unsafe { (*obj).data.assume_init_ref() };
     // SAFETY: `attr` is valid and exclusively ours for the call.
     let out = unsafe { &mut *attr };
@@ -87,8 +96,10 @@ pub(super) unsafe extern "C" fn destroy_ah<T: Driver>(
     // SAFETY: `ah` is live for the call and ib_core set `device`.
     let dev = unsafe { Device::<T>::from_raw((*ah).device) };
     let obj = ah.cast::<AhObj<T>>();
-    // SAFETY: `create_ah` initialised the data; this is its only read by
-    // value and ib_core frees the memory after this returns.
+    // INVARIANT: The data ends here; ib_core frees the memory after this
+    // returns.
+    // SAFETY: `create_ah` initialised the data (type invariant of
+    // `AhObj`); this is its only read by value.
     let data = unsafe { (*obj).data.assume_init_read() };
     T::destroy_ah(dev, data);
     0
@@ -101,6 +112,7 @@ pub(super) unsafe extern "C" fn destroy_ah<T: Driver>(
 /// `ah` is an AH of driver `T` between a successful `create_ah` and its
 /// `destroy_ah`.
 pub(super) unsafe fn data<'a, T: Driver>(ah: *mut bindings::ib_ah) -> &'a T::Ah {
-    // SAFETY: Per the function's contract, `data` is initialised.
+    // SAFETY: Per the function's contract and the type invariant of
+    // `AhObj`, `data` is initialised while the AH lives.
     unsafe { (*ah.cast::<AhObj<T>>()).data.assume_init_ref() }
 }

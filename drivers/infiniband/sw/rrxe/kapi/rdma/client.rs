@@ -5,7 +5,9 @@
 //! for devices registered before the client) and before it is
 //! unregistered; the way ULPs such as rdma_cm or the NVMe host learn of
 //! devices.  [`IbDevice`] is the read-only view a client gets of a device
-//! during those calls: its name, driver, ports and their attributes.
+//! during those calls: its name, driver, ports and their attributes.  A
+//! device is only lent for the duration of a call, and a registration is
+//! unregistered when dropped.
 //!
 //! rrxe itself is a provider, not a client; `samples/rust` uses this to
 //! show the abstractions serving another module.
@@ -30,6 +32,13 @@ pub(crate) trait ClientHandler: 'static {
 
 /// An RDMA device, as a client sees it during [`ClientHandler::added`]
 /// and [`ClientHandler::removed`].
+///
+/// # Invariants
+///
+/// A `&IbDevice` always points to an `ib_device` that ib_core has
+/// registered (or is registering or unregistering) and that stays valid
+/// for the borrow: ib_core hands it to a client's `add` or `remove`
+/// callback, which lends it for the duration of the call.
 #[repr(transparent)]
 pub(crate) struct IbDevice(Opaque<bindings::ib_device>);
 
@@ -50,6 +59,8 @@ impl IbDevice {
     /// `ptr` is a registered (or being registered or unregistered) device
     /// that stays valid for `'a`.
     unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // INVARIANT: The caller guarantees a registered device, valid for
+        // `'a`.
         // SAFETY: `IbDevice` is a transparent wrapper of `ib_device`; the
         // caller guarantees validity for `'a`.
         unsafe { &*ptr.cast::<Self>() }
@@ -61,23 +72,23 @@ impl IbDevice {
 
     /// The device's name (e.g. `rrxe0`), copied: it may be renamed.
     pub(crate) fn name(&self) -> FixedName<64> {
-        // SAFETY: `self` is a valid device (type invariant of the
-        // reference handed out by `from_raw`); `name` is an inline array.
+        // SAFETY: By the type invariant `self` is a valid device; `name` is
+        // an inline array.
         let name = unsafe { &(*self.raw()).name };
         FixedName::from_c_chars(name)
     }
 
     /// The driver that created it (`RDMA_DRIVER_*`: rxe is 11).
     pub(crate) fn driver_id(&self) -> u32 {
-        // SAFETY: `self` is a valid device; `ops` is set before
-        // registration and not changed after.
+        // SAFETY: `self` is a valid device (type invariant); `ops` is set
+        // before registration and not changed after.
         unsafe { (*self.raw()).ops.driver_id }
     }
 
     /// The number of physical ports (numbered from 1).
     pub(crate) fn port_count(&self) -> u32 {
-        // SAFETY: `self` is a valid device; `phys_port_cnt` is set before
-        // registration and not changed after.
+        // SAFETY: `self` is a valid device (type invariant);
+        // `phys_port_cnt` is set before registration and not changed after.
         unsafe { (*self.raw()).phys_port_cnt }
     }
 
@@ -87,8 +98,8 @@ impl IbDevice {
             return Err(EINVAL);
         }
         let mut attr = core::mem::MaybeUninit::<bindings::ib_port_attr>::zeroed();
-        // SAFETY: `self` is a valid device, `port` one of its ports, and
-        // `attr` is writable memory of the attribute's type.
+        // SAFETY: `self` is a valid device (type invariant), `port` one of
+        // its ports, and `attr` is writable memory of the attribute's type.
         to_result(unsafe { bindings::ib_query_port(self.raw(), port, attr.as_mut_ptr()) })?;
         // SAFETY: zeroed, then filled by a successful `ib_query_port`.
         let attr = unsafe { attr.assume_init() };
@@ -102,6 +113,12 @@ impl IbDevice {
 
 /// A registered client; unregistered when dropped (ib_core then calls
 /// [`ClientHandler::removed`] for every device it was told of).
+///
+/// # Invariants
+///
+/// `client` is a pinned `ib_client` named `H::NAME` calling `Self::add` and
+/// `Self::remove`, registered with ib_core (`ib_register_client`) for the
+/// whole life of `self`; only the drop unregisters it.
 #[pin_data(PinnedDrop)]
 pub(crate) struct ClientRegistration<H: ClientHandler> {
     #[pin]
@@ -121,6 +138,8 @@ impl<H: ClientHandler> ClientRegistration<H> {
     /// device already registered before this returns.  May sleep.
     pub(crate) fn register() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            // INVARIANT: Registered here; a failed registration yields no
+            // `Self`.
             client <- Opaque::try_ffi_init(|slot: *mut bindings::ib_client| {
                 // SAFETY: `slot` is valid for writes; all-zero is the
                 // empty `ib_client` ib_core expects before registration.
@@ -164,8 +183,8 @@ impl<H: ClientHandler> ClientRegistration<H> {
 #[pinned_drop]
 impl<H: ClientHandler> PinnedDrop for ClientRegistration<H> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: Registered in `register` (a failed registration drops
-        // nothing: the value never existed) and still pinned.
+        // SAFETY: Registered and pinned (type invariant); unregistered
+        // once, here.
         unsafe { bindings::ib_unregister_client(self.client.get()) };
     }
 }

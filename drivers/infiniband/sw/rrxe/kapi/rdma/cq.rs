@@ -3,6 +3,8 @@
 //! Completion queues: ib_core allocates `struct ib_cq` with room for the
 //! driver's [`Driver::Cq`] after it (`size_ib_cq`); `create_cq` moves the
 //! driver value in, `destroy_cq` drops it.  Other CQ verbs borrow it.
+//! [`CqEvents`] raises the CQ's completion and error events, and does
+//! nothing once the CQ is destroyed.
 
 use kernel::{
     bindings,
@@ -93,6 +95,13 @@ impl KernelWc {
 }
 
 /// A CQ object as ib_core allocates it for driver `T`.
+///
+/// # Invariants
+///
+/// Never made in Rust: ib_core allocates it (`size_ib_cq` bytes, zeroed)
+/// and frees it, and `ib` is the `ib_cq` it passes to the CQ verbs.
+/// `data` and `events` are initialised from the success of `create_cq`
+/// until `destroy_cq` drops them; only verbs between the two reach them.
 #[repr(C)]
 pub(super) struct CqObj<T: Driver> {
     ib: Opaque<bindings::ib_cq>,
@@ -101,19 +110,36 @@ pub(super) struct CqObj<T: Driver> {
 }
 
 /// The raw CQ pointer, valid while stored in a [`CqEvents`].
+///
+/// # Invariants
+///
+/// `self.0` is the `ib_cq` of a CQ of this driver.  While the `RawCq` is
+/// in its [`CqEvents`] cell the CQ exists; it is only dereferenced under
+/// the cell's lock.
 struct RawCq(*mut bindings::ib_cq);
 
-// SAFETY: Only used under the `CqEvents` lock, while the CQ exists.
+// SAFETY: Only used under the `CqEvents` lock, while the CQ exists (type
+// invariant).
 unsafe impl Send for RawCq {}
 
 /// Raises completion events on a CQ (its consumer's `comp_handler`, e.g. a
 /// uverbs completion channel).  Clones may outlive the CQ: `destroy_cq`
 /// disconnects them first, after which [`CqEvents::notify`] does nothing.
+///
+/// # Invariants
+///
+/// The cell holds `Some` only while the CQ exists: `destroy_cq` sets it to
+/// `None`, under its lock, before ib_core frees the CQ, and nothing sets
+/// it back.
 #[derive(Clone)]
 pub(crate) struct CqEvents(Arc<SpinLock<Option<RawCq>>>);
 
 impl CqEvents {
     fn new(cq: *mut bindings::ib_cq) -> Result<Self> {
+        // INVARIANT: Only `create_cq` calls this, with the CQ being
+        // created, which lives until `destroy_cq` disconnects the cell.  (A
+        // failed creation does not disconnect it: this relies on no clone
+        // outliving a failed `Driver::create_cq`.)
         Ok(Self(Arc::pin_init(
             new_spinlock!(Some(RawCq(cq))),
             GFP_KERNEL,
@@ -124,9 +150,10 @@ impl CqEvents {
     pub(crate) fn notify(&self) {
         let guard = self.0.lock();
         if let Some(raw) = guard.as_ref() {
-            // SAFETY: The CQ exists while `Some` (cleared under this lock
-            // before ib_core frees it); `comp_handler` and `cq_context` are
-            // set by ib_core at creation.  The handler does not sleep.
+            // SAFETY: By the type invariant the CQ exists while `Some`
+            // (cleared under this lock before ib_core frees it);
+            // `comp_handler` and `cq_context` are set by ib_core at
+            // creation.  The handler does not sleep.
             unsafe {
                 if let Some(h) = (*raw.0).comp_handler {
                     h(raw.0, (*raw.0).cq_context);
@@ -143,7 +170,7 @@ impl CqEvents {
         // SAFETY: All-zeroes is a valid `ib_event` (a union of pointers
         // and a port number, then an enum).
         let mut event: bindings::ib_event = unsafe { core::mem::zeroed() };
-        // SAFETY: The CQ exists while `Some` (see `notify`); `device`,
+        // SAFETY: The CQ exists while `Some` (type invariant); `device`,
         // `event_handler` and `cq_context` are set by ib_core at creation.
         let (device, handler, context) =
             unsafe { ((*raw.0).device, (*raw.0).event_handler, (*raw.0).cq_context) };
@@ -158,6 +185,7 @@ impl CqEvents {
     }
 
     fn disconnect(&self) {
+        // INVARIANT: `None` names no CQ; nothing stores one again.
         *self.0.lock() = None;
     }
 }
@@ -219,6 +247,8 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
             let (data, cqe) = T::create_cq(dev, req, user, events.clone())?;
             (*cq).cqe = cqe as c_int;
             let obj = cq.cast::<CqObj<T>>();
+            // INVARIANT: Both slots are initialised from here until
+            // `destroy_cq`.
             (*obj).data.write(data);
             (*obj).events.write(events);
         }
@@ -233,7 +263,8 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
 /// `cq` is a CQ of driver `T` between a successful `create_cq` and its
 /// `destroy_cq`.
 pub(super) unsafe fn data<'a, T: Driver>(cq: *mut bindings::ib_cq) -> &'a T::Cq {
-    // SAFETY: Per the function's contract, `data` is initialised.
+    // SAFETY: Per the function's contract and the type invariant of
+    // `CqObj`, `data` is initialised while the CQ lives.
     unsafe { (*cq.cast::<CqObj<T>>()).data.assume_init_ref() }
 }
 
@@ -246,7 +277,10 @@ pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(
     cq: *mut bindings::ib_cq,
     _u: *mut bindings::ib_udata,
 ) -> c_int {
-    // SAFETY: The CQ was created (ib_core only destroys created CQs) and is
+    // INVARIANT: Both slots end here; ib_core frees the object after this
+    // returns.
+    // SAFETY: The CQ was created (ib_core only destroys created CQs), so
+    // both slots are initialised (type invariant of `CqObj`), and it is
     // never used by a verb again.  Event sources are cut off before ib_core
     // frees the CQ.
     unsafe {

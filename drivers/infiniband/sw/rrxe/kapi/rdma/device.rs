@@ -241,6 +241,15 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
 
 /// An RDMA device with driver data `T`.  See the module documentation for
 /// the lifetime rules.
+///
+/// # Invariants
+///
+/// A `Device<T>` only exists in an allocation of `size_of::<Self>()` bytes
+/// made by `_ib_alloc_device` in [`Device::register`], never moved, whose
+/// ops are `T`'s (`vtable::<T>()`); `ib` is ib_core's device, at offset 0.
+/// `data` is initialised before the ops are set and dropped only by
+/// `dealloc_driver`, and a `&Device<T>` is only made while it is alive (in
+/// a verb callback, or through a [`Registered<T>`]).
 #[repr(C)]
 pub(crate) struct Device<T: Driver> {
     ib: Opaque<bindings::ib_device>,
@@ -282,6 +291,8 @@ impl<T: Driver> Device<T> {
     /// `ib` must be a device created by [`Device::<T>::register`] on which a
     /// verb callback is running (so `dealloc_driver` has not run).
     pub(super) unsafe fn from_raw<'a>(ib: *mut bindings::ib_device) -> &'a Self {
+        // INVARIANT: Per the caller's contract `dealloc_driver` has not run,
+        // so `data` is alive.
         // SAFETY: `ib` is the first field of the `repr(C)` allocation and
         // `data` is initialised (caller's contract).
         unsafe { &*ib.cast::<Self>() }
@@ -294,6 +305,8 @@ impl<T: Driver> Device<T> {
     /// Only from `dealloc_driver`: `ib` is a device of this type whose data
     /// is initialised and will never be used again.
     pub(super) unsafe fn drop_data(ib: *mut bindings::ib_device) {
+        // INVARIANT: Only `dealloc_driver` calls this; no verb callback, and
+        // so no new `&Device<T>`, follows it.
         // SAFETY: Per the function's contract.
         unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ib.cast::<Self>()).data)) };
     }
@@ -305,8 +318,9 @@ impl<T: Driver> Device<T> {
 
     /// The device name (e.g. `rrxe0`), copied: it may be renamed.
     pub(crate) fn name(&self) -> crate::kapi::FixedName<64> {
-        // SAFETY: The device is live; `name` is a fixed array that renames
-        // rewrite in place, so a racing copy may be torn but is in bounds.
+        // SAFETY: The device is live (type invariant); `name` is a fixed
+        // array that renames rewrite in place, so a racing copy may be torn
+        // but is in bounds.
         let name = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.as_raw()).name)) };
         crate::kapi::FixedName::from_c_chars(&name)
     }
@@ -315,7 +329,8 @@ impl<T: Driver> Device<T> {
     /// Takes RTNL: not callable with RTNL held.
     pub(crate) fn eth_speed(&self, port: u32) -> Result<(u16, u8)> {
         let (mut speed, mut width) = (0u16, 0u8);
-        // SAFETY: Live device; the out pointers are valid locals.
+        // SAFETY: Live device (type invariant); the out pointers are valid
+        // locals.
         kernel::error::to_result(unsafe {
             bindings::ib_get_eth_speed(self.as_raw(), port, &mut speed, &mut width)
         })?;
@@ -324,8 +339,9 @@ impl<T: Driver> Device<T> {
 
     /// The net_device bound to `port`, referenced.
     pub(crate) fn netdev(&self, port: u32) -> Option<ARef<NetDevice>> {
-        // SAFETY: The device is live; `ib_device_get_netdev` returns a held
-        // reference (or null), which moves into the `ARef`.
+        // SAFETY: The device is live (type invariant);
+        // `ib_device_get_netdev` returns a held reference (or null), which
+        // moves into the `ARef`.
         unsafe { NetDevice::from_owned_raw(bindings::ib_device_get_netdev(self.as_raw(), port)) }
     }
 
@@ -357,6 +373,8 @@ impl<T: Driver> Device<T> {
         let ib = NonNull::new(ib).ok_or(ENOMEM)?;
         let this = ib.as_ptr().cast::<Self>();
 
+        // INVARIANT: The allocation is never moved; `data` is initialised
+        // here, before the ops are set below.
         // SAFETY: `this` is a fresh, zeroed, suitably aligned allocation of
         // `size_of::<Self>()` bytes; `data` is pinned there (the device is
         // never moved) and a failed init leaves nothing to drop.
@@ -369,6 +387,8 @@ impl<T: Driver> Device<T> {
         // From here on `dealloc_driver` owns `data`: any failure below goes
         // through `ib_dealloc_device`, which drops it.
         let ops = vtable::<T>();
+        // INVARIANT: The ops are `T`'s, so every callback recovers a
+        // `Device<T>`.
         // SAFETY: `ib` is a valid unregistered device we own exclusively;
         // `ib_set_device_ops` copies `ops`.
         unsafe {
@@ -432,6 +452,9 @@ impl<T: Driver> Device<T> {
         // SAFETY: The refcount keeps the device registered, so `ops` is
         // stable and readable.
         let ours = unsafe { (*ib.as_ptr()).ops.owner } == T::owner().as_ptr();
+        // INVARIANT: The refcount taken above moves into `Registered`; the
+        // device's ops are those of `T`'s module, so (one driver type per
+        // module) it is a `Device<T>` registered by `Device::register`.
         if !ours {
             // SAFETY: Gives back the reference taken above.
             unsafe { bindings::ib_device_put(ib.as_ptr()) };
@@ -459,6 +482,13 @@ pub(crate) fn driver_id_bound_to(netdev: &NetDevice, driver_id: DriverId) -> boo
 
 /// A `get_device()` reference to a [`Device<T>`]: keeps the memory, not the
 /// driver data, alive.
+///
+/// # Invariants
+///
+/// `ptr` is the `ib_device` of a [`Device<T>`] made by
+/// [`Device::register`], on whose embedded `struct device` `self` holds a
+/// `get_device` reference, given back only by its drop.  The memory stays
+/// valid; `T` may already be dropped.
 pub(crate) struct DeviceRef<T: Driver> {
     ptr: NonNull<bindings::ib_device>,
     _p: PhantomData<T>,
@@ -476,6 +506,8 @@ impl<T: Driver> DeviceRef<T> {
         unsafe {
             bindings::get_device(core::ptr::addr_of_mut!((*ib.as_ptr()).__bindgen_anon_1.dev))
         };
+        // INVARIANT: `ib` comes from `Device::register` (directly, or from
+        // another `DeviceRef`), and the reference just taken is ours.
         Self {
             ptr: ib,
             _p: PhantomData,
@@ -486,9 +518,9 @@ impl<T: Driver> DeviceRef<T> {
     /// `dealloc_driver` has run).  A no-op, after waiting, if it is already
     /// unregistered or being unregistered by another path.
     pub(crate) fn unregister(&self) {
-        // SAFETY: The memory is kept valid by our reference;
-        // `ib_unregister_device` serialises with every other unregistration
-        // on the device's `unregistration_lock`.
+        // SAFETY: The memory is kept valid by our reference (type
+        // invariant); `ib_unregister_device` serialises with every other
+        // unregistration on the device's `unregistration_lock`.
         unsafe { bindings::ib_unregister_device(self.ptr.as_ptr()) };
     }
 
@@ -505,14 +537,17 @@ impl<T: Driver> DeviceRef<T> {
 
 impl<T: Driver> Clone for DeviceRef<T> {
     fn clone(&self) -> Self {
+        // `self`'s reference keeps the device live for `new` (type
+        // invariant).
         Self::new(self.ptr)
     }
 }
 
 impl<T: Driver> Drop for DeviceRef<T> {
     fn drop(&mut self) {
-        // SAFETY: Gives back the reference taken in `new`; this may free
-        // the device, which nothing else here touches afterwards.
+        // SAFETY: Gives back the reference taken in `new` (type
+        // invariant); this may free the device, which nothing else here
+        // touches afterwards.
         unsafe {
             bindings::put_device(core::ptr::addr_of_mut!(
                 (*self.ptr.as_ptr()).__bindgen_anon_1.dev
@@ -523,6 +558,13 @@ impl<T: Driver> Drop for DeviceRef<T> {
 
 /// A registered device held by an `ib_device` refcount (which blocks its
 /// unregistration), so its driver data is alive.
+///
+/// # Invariants
+///
+/// `ptr` is a registered [`Device<T>`] on which `self` holds an
+/// `ib_device` refcount (from `ib_device_get_by_netdev`), given back only
+/// by its drop.  The refcount blocks unregistration, hence
+/// `dealloc_driver`, so `data` is alive while `self` lives.
 pub(crate) struct Registered<T: Driver> {
     ptr: NonNull<Device<T>>,
     _p: PhantomData<T>,
@@ -531,8 +573,8 @@ pub(crate) struct Registered<T: Driver> {
 impl<T: Driver> Deref for Registered<T> {
     type Target = Device<T>;
     fn deref(&self) -> &Device<T> {
-        // SAFETY: Our refcount keeps the device registered, hence `data`
-        // initialised (type invariant).
+        // SAFETY: By the type invariant our refcount keeps the device
+        // registered, hence `data` initialised.
         unsafe { self.ptr.as_ref() }
     }
 }
@@ -541,14 +583,16 @@ impl<T: Driver> Registered<T> {
     /// Queues unregistration on ib_core's workqueue (callable from
     /// notifier context, where a synchronous unregister could deadlock).
     pub(crate) fn unregister_queued(&self) {
-        // SAFETY: The device is registered and has `dealloc_driver` set.
+        // SAFETY: The device is registered (type invariant) and has
+        // `dealloc_driver` set.
         unsafe { bindings::ib_unregister_device_queued(self.as_raw()) };
     }
 }
 
 impl<T: Driver> Drop for Registered<T> {
     fn drop(&mut self) {
-        // SAFETY: Gives back the refcount taken by `get_by_netdev`.
+        // SAFETY: Gives back the refcount taken by `get_by_netdev` (type
+        // invariant), once.
         unsafe { bindings::ib_device_put(self.as_raw()) };
     }
 }

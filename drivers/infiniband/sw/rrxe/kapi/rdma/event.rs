@@ -8,7 +8,8 @@
 //! after `destroy_qp` returned and ib_core freed the QP.  So the raw QP
 //! pointer lives in a [`QpEvents`] cell that `destroy_qp` empties (under its
 //! lock) before ib_core frees the QP: an event raised afterwards is dropped,
-//! and one raised concurrently finishes before the QP goes.
+//! and one raised concurrently finishes before the QP goes.  So the QP's
+//! `event_handler` is never called for a freed QP.
 
 use kernel::{
     bindings, new_spinlock,
@@ -44,9 +45,16 @@ impl QpEvent {
 }
 
 /// The raw QP pointer, valid while stored in a [`QpEvents`].
+///
+/// # Invariants
+///
+/// `self.0` is the `ib_qp` of a QP of this driver.  While the `RawQp` is
+/// in its [`QpEvents`] cell the QP exists; it is only dereferenced under
+/// the cell's lock.
 struct RawQp(*mut bindings::ib_qp);
 
-// SAFETY: Only dereferenced under the `QpEvents` lock, while the QP exists.
+// SAFETY: Only dereferenced under the `QpEvents` lock, while the QP exists
+// (type invariant).
 unsafe impl Send for RawQp {}
 
 /// The identity of a QP as a kernel consumer knows it (its `struct
@@ -60,6 +68,12 @@ pub(crate) struct QpHandle(pub(super) usize);
 /// Raises asynchronous events on a QP.  Clones may outlive the QP:
 /// `destroy_qp` disconnects them first, after which [`QpEvents::raise`]
 /// does nothing.
+///
+/// # Invariants
+///
+/// `cell` holds `Some` only while the QP exists: `destroy_qp` sets it to
+/// `None`, under its lock, before ib_core frees the QP, and nothing sets it
+/// back.  `handle` is only an address, never dereferenced.
 #[derive(Clone)]
 pub(crate) struct QpEvents {
     cell: Arc<SpinLock<Option<RawQp>>>,
@@ -68,6 +82,10 @@ pub(crate) struct QpEvents {
 
 impl QpEvents {
     pub(super) fn new(qp: *mut bindings::ib_qp) -> Result<Self> {
+        // INVARIANT: Only `create_qp` calls this, with the QP being created,
+        // which lives until `destroy_qp` disconnects the cell.  (A failed
+        // creation does not disconnect it: this relies on no clone
+        // outliving a failed `Driver::create_qp`.)
         Ok(Self {
             cell: Arc::pin_init(new_spinlock!(Some(RawQp(qp))), GFP_KERNEL)?,
             handle: QpHandle(qp as usize),
@@ -84,8 +102,9 @@ impl QpEvents {
     pub(crate) fn raise(&self, ev: QpEvent) {
         let guard = self.cell.lock();
         let Some(raw) = guard.as_ref() else { return };
-        // SAFETY: The QP exists while `Some` (cleared under this lock
-        // before ib_core frees it); `device` is set for its lifetime.
+        // SAFETY: By the type invariant the QP exists while `Some`
+        // (cleared under this lock before ib_core frees it); `device` is set
+        // for its lifetime.
         let device = unsafe { (*raw.0).device };
         // SAFETY: All-zeroes is a valid `ib_event` (a union of pointers
         // and a port number, then an enum).
@@ -93,9 +112,9 @@ impl QpEvents {
         event.device = device;
         event.element.qp = raw.0;
         event.event = ev.raw();
-        // SAFETY: The QP exists while `Some` (cleared under this lock before
-        // ib_core frees it); ib_core sets `event_handler` and `qp_context`
-        // when the QP is created and they stay valid while it exists.
+        // SAFETY: The QP exists while `Some` (type invariant); ib_core sets
+        // `event_handler` and `qp_context` when the QP is created and they
+        // stay valid while it exists.
         let (handler, context) = unsafe { ((*raw.0).event_handler, (*raw.0).qp_context) };
         if let Some(h) = handler {
             // SAFETY: ib_core's handler for this QP, called with a valid
@@ -105,6 +124,7 @@ impl QpEvents {
     }
 
     pub(super) fn disconnect(&self) {
+        // INVARIANT: `None` names no QP; nothing stores one again.
         *self.cell.lock() = None;
     }
 }

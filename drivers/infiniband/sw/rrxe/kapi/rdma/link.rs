@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `rdma link add NAME type TYPE netdev DEV`: registration of an RDMA link
-//! type (`struct rdma_link_ops`) whose `newlink` creates a device.
+//! type (`struct rdma_link_ops`) whose `newlink` creates a device.  The
+//! registration is pinned and unregistered (`rdma_link_unregister`) when
+//! dropped, so `newlink` only runs while it exists.
 
 use core::marker::PhantomData;
 use kernel::{bindings, error::from_result, prelude::*, types::Opaque};
@@ -20,6 +22,12 @@ pub(crate) trait LinkHandler: 'static {
 }
 
 /// A registered link type; unregistered when dropped.
+///
+/// # Invariants
+///
+/// `ops` is a pinned `rdma_link_ops` for `H::TYPE` calling `Self::newlink`,
+/// registered with ib_core (`rdma_link_register`) for the whole life of
+/// `self`; only the drop unregisters it.
 #[pin_data(PinnedDrop)]
 pub(crate) struct LinkRegistration<H: LinkHandler> {
     #[pin]
@@ -38,6 +46,7 @@ impl<H: LinkHandler> LinkRegistration<H> {
     /// Registers the link type.
     pub(crate) fn register() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            // INVARIANT: Registered here (the registration cannot fail).
             ops <- Opaque::ffi_init(|slot: *mut bindings::rdma_link_ops| {
                 // SAFETY: `slot` is valid for writes and pinned until
                 // `drop` unregisters it; `TYPE` is a 'static C string.
@@ -77,7 +86,8 @@ impl<H: LinkHandler> LinkRegistration<H> {
 #[pinned_drop]
 impl<H: LinkHandler> PinnedDrop for LinkRegistration<H> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: Registered in `register` and still pinned.
+        // SAFETY: Registered and pinned (type invariant); unregistered
+        // once, here.
         unsafe { bindings::rdma_link_unregister(self.ops.get()) };
     }
 }

@@ -52,12 +52,24 @@ const PAGE_SIZE: usize = 1 << bindings::PAGE_SHIFT;
 /// (`ib_umem_get`, released on drop), the kernel's direct map (`len`
 /// covers every address), or one registration of a fast-registration
 /// region (`fast_reg.rs`).
+///
+/// # Invariants
+///
+/// `backing` upholds the type invariant of [`Backing`]; a `Pinned` umem is
+/// owned by `self` and released only by its drop.
 pub(crate) struct MrMemory {
     backing: Backing,
     len: usize,
 }
 
 /// Where a region's bytes are.
+///
+/// # Invariants
+///
+/// In `Pinned`, `umem` is a umem made by `ib_umem_get` (its pages pinned,
+/// its page table immutable) that the [`MrMemory`] holding it owns, and
+/// each of `pages` is a page of that umem's table, in order, so pinned
+/// for as long as the umem is.
 enum Backing {
     /// Pinned user memory: the umem and its pages, in order; the region
     /// starts at `first_offset` in the first one.
@@ -75,11 +87,12 @@ enum Backing {
     OnDemand,
 }
 
-// SAFETY: An `ib_umem` is immutable after pinning and may be released from
-// any thread.
+// SAFETY: An `ib_umem` (owned, type invariant) is immutable after pinning
+// and may be released from any thread.
 unsafe impl Send for MrMemory {}
 // SAFETY: `&MrMemory` only reads the pinned, immutable `ib_umem` and its
-// page list (or the lock-protected `FastPages`), so it can be shared.
+// page list (type invariant of `Backing`), or the lock-protected
+// `FastPages`, so it can be shared.
 unsafe impl Sync for MrMemory {}
 
 impl MrMemory {
@@ -105,6 +118,9 @@ impl MrMemory {
             )
         })?;
         let umem = NonNull::new(umem).ok_or(ENOMEM)?;
+        // INVARIANT: `umem` is the pin just made, owned by `this` from here
+        // on (its drop releases it if listing the pages fails); no page is
+        // listed yet.
         let mut this = Self {
             backing: Backing::Pinned {
                 umem,
@@ -120,6 +136,7 @@ impl MrMemory {
     /// The kernel's direct map, for a kernel consumer's DMA MR (module
     /// docs): offsets are kernel virtual addresses.
     pub(crate) fn kernel_direct() -> Self {
+        // INVARIANT: No umem.
         Self {
             backing: Backing::Direct,
             len: usize::MAX,
@@ -130,6 +147,7 @@ impl MrMemory {
     /// memory its [`odp::OdpUmem`] reaches: what the region's revocation
     /// and currency checks use.
     pub(crate) fn on_demand(len: u64) -> Result<Self> {
+        // INVARIANT: No umem.
         Ok(Self {
             backing: Backing::OnDemand,
             len: usize::try_from(len).map_err(|_| EINVAL)?,
@@ -138,6 +156,7 @@ impl MrMemory {
 
     /// Registration `reg` of the fast-registration region `pages`.
     pub(crate) fn fast(pages: Arc<FastPages>, reg: &Registered) -> Result<Self> {
+        // INVARIANT: No umem.
         Ok(Self {
             backing: Backing::Fast {
                 pages,
@@ -177,12 +196,14 @@ impl MrMemory {
             return Err(EINVAL);
         };
         let u = umem.as_ptr();
-        // SAFETY: The umem is pinned and immutable; `address` is plain data.
+        // SAFETY: The umem is pinned and immutable (type invariant of
+        // `Backing`); `address` is plain data.
         *first_offset = unsafe { (*u).address } & (PAGE_SIZE - 1);
         let need = (*first_offset + len).div_ceil(PAGE_SIZE);
         pages.reserve(need, GFP_KERNEL)?;
-        // SAFETY: The umem is pinned and immutable; its table was built by
-        // `ib_umem_get` and lives as long as the umem.
+        // SAFETY: The umem is pinned and immutable (type invariant of
+        // `Backing`); its table was built by `ib_umem_get` and lives as long
+        // as the umem.
         let (sgl, nents) = unsafe { ((*u).sgt_append.sgt.sgl, (*u).sgt_append.sgt.orig_nents) };
         // SAFETY: All-zeroes is a valid (not yet started) iterator.
         let mut it: bindings::sg_page_iter = unsafe { core::mem::zeroed() };
@@ -197,6 +218,7 @@ impl MrMemory {
             // SAFETY: `__sg_page_iter_next` returned true: the iterator is
             // on a page of the table.
             let page = unsafe { bindings::sg_page_iter_page(&mut it) };
+            // INVARIANT: The next page of the umem's own table.
             pages.push(NonNull::new(page).ok_or(EFAULT)?, GFP_KERNEL)?;
         }
         if pages.len() != need {
@@ -292,8 +314,9 @@ impl Pieces for MrMemory {
             let (pg, in_pg) = (abs / PAGE_SIZE, abs % PAGE_SIZE);
             let n = (PAGE_SIZE - in_pg).min(len - done);
             let page = *pages.get(pg).ok_or(EFAULT)?;
-            // SAFETY: The page is pinned while `self` lives; the local
-            // mapping is undone right after use, in LIFO order.
+            // SAFETY: The page is pinned while `self` lives (type invariant
+            // of `Backing`); the local mapping is undone right after use, in
+            // LIFO order.
             unsafe {
                 let va = bindings::kmap_local_page(page.as_ptr()).cast::<u8>();
                 f(va.add(in_pg), done, n);
@@ -309,13 +332,21 @@ impl Pieces for MrMemory {
 impl Drop for MrMemory {
     fn drop(&mut self) {
         if let Backing::Pinned { umem, .. } = self.backing {
-            // SAFETY: We own the pin; nothing uses the umem after this.
+            // SAFETY: We own the pin (type invariant) and release it once,
+            // here; nothing uses the umem after this.
             unsafe { bindings::ib_umem_release(umem.as_ptr()) };
         }
     }
 }
 
 /// An MR as this driver allocates it.
+///
+/// # Invariants
+///
+/// Made by `new_mr_obj` as a leaked `KBox` whose first field, `ib`, is the
+/// `ib_mr` handed to ib_core; ib_core owns it until `dereg_mr` succeeds,
+/// which takes the box back.  `data` and `fast` are initialised all that
+/// time, and `fast` is `Some` exactly for a fast-registration region.
 #[repr(C)]
 struct MrObj<T: Driver> {
     ib: Opaque<bindings::ib_mr>,
@@ -332,7 +363,8 @@ struct MrObj<T: Driver> {
 /// or `alloc_mr`), and stays live for `'a`.
 pub(super) unsafe fn fast_pages<'a, T: Driver>(mr: *mut bindings::ib_mr) -> Option<&'a FastPages> {
     let obj = mr.cast::<MrObj<T>>();
-    // SAFETY: Per the function's contract, `mr` heads an `MrObj<T>`.
+    // SAFETY: Per the function's contract `mr` is live, so it heads an
+    // initialised `MrObj<T>` (type invariant).
     unsafe { (*obj).fast.as_deref() }
 }
 
@@ -343,7 +375,8 @@ pub(super) unsafe fn fast_pages<'a, T: Driver>(mr: *mut bindings::ib_mr) -> Opti
 /// As for [`fast_pages`].
 pub(super) unsafe fn data<'a, T: Driver>(mr: *mut bindings::ib_mr) -> &'a T::Mr {
     let obj = mr.cast::<MrObj<T>>();
-    // SAFETY: Per the function's contract, `mr` heads an `MrObj<T>`.
+    // SAFETY: Per the function's contract `mr` is live, so it heads an
+    // initialised `MrObj<T>` (type invariant).
     unsafe { &(*obj).data }
 }
 
@@ -400,6 +433,8 @@ fn new_mr_obj<T: Driver>(
         },
         GFP_KERNEL,
     )?;
+    // INVARIANT: The box is leaked; its first field goes to ib_core, which
+    // owns it until `dereg_mr` takes it back.
     let ib = KBox::into_raw(obj).cast::<bindings::ib_mr>();
     // SAFETY: `ib` is the first field of the fresh allocation we own.
     unsafe {
@@ -525,8 +560,8 @@ pub(super) unsafe extern "C" fn alloc_mr<T: Driver>(
 ///
 /// # Safety
 ///
-/// Only called by ib_core for an MR returned by `reg_user_mr` and not
-/// deregistered yet.
+/// Only called by ib_core for an MR returned by `reg_user_mr`,
+/// `get_dma_mr` or `alloc_mr` and not deregistered yet.
 pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(
     mr: *mut bindings::ib_mr,
     _u: *mut bindings::ib_udata,
@@ -534,13 +569,14 @@ pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(
     // SAFETY: `mr` is live for the call and ib_core set `device`.
     let dev = unsafe { Device::<T>::from_raw((*mr).device) };
     let obj = mr.cast::<MrObj<T>>();
-    // SAFETY: `mr` is the first field of an `MrObj<T>` from `KBox::into_raw`,
-    // live until the `KBox::from_raw` below.
+    // SAFETY: By the type invariant of `MrObj`, `mr` is the first field of
+    // an `MrObj<T>` from `KBox::into_raw`, live until the `KBox::from_raw`
+    // below.
     if let Err(e) = T::dereg_mr(dev, unsafe { &(*obj).data }) {
         return e.to_errno();
     }
     // SAFETY: Deregistered: ib_core never passes this MR again, so the box
-    // is taken back exactly once.
+    // (type invariant of `MrObj`) is taken back exactly once.
     drop(unsafe { KBox::from_raw(obj) });
     0
 }

@@ -23,6 +23,13 @@ pub(crate) enum MwType {
 }
 
 /// An MW object as ib_core allocates it for driver `T`.
+///
+/// # Invariants
+///
+/// Never made in Rust: ib_core allocates it (`size_ib_mw` bytes, zeroed)
+/// and frees it, and `ib` is the `ib_mw` it passes to the MW verbs.
+/// `data` is initialised from the success of `alloc_mw` until `dealloc_mw`
+/// reads it out.
 #[repr(C)]
 pub(super) struct MwObj<T: Driver> {
     ib: Opaque<bindings::ib_mw>,
@@ -55,6 +62,7 @@ pub(super) unsafe extern "C" fn alloc_mw<T: Driver>(
         };
         let (data, rkey) = T::alloc_mw(dev, pd, kind, udata)?;
         let obj = mw.cast::<MwObj<T>>();
+        // INVARIANT: `data` is initialised from here until `dealloc_mw`.
         // SAFETY: `obj` has `size_ib_mw` bytes; the data slot is written
         // once, here, and read back only by `dealloc_mw`.
         unsafe { (*obj).data.write(data) };
@@ -73,8 +81,10 @@ pub(super) unsafe extern "C" fn dealloc_mw<T: Driver>(mw: *mut bindings::ib_mw) 
     // SAFETY: `mw` is live for the call and ib_core set `device`.
     let dev = unsafe { Device::<T>::from_raw((*mw).device) };
     let obj = mw.cast::<MwObj<T>>();
-    // SAFETY: `alloc_mw` initialised the data; this is its only read and
-    // ib_core frees the memory after this returns.
+    // INVARIANT: The data ends here; ib_core frees the memory after this
+    // returns.
+    // SAFETY: `alloc_mw` initialised the data (type invariant of `MwObj`);
+    // this is its only read.
     let data = unsafe { (*obj).data.assume_init_read() };
     T::dealloc_mw(dev, data);
     0

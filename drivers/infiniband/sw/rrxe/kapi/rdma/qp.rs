@@ -14,6 +14,13 @@ use super::udata::UData;
 use super::wr::{post_recv_list, SendWr};
 
 /// A QP object as ib_core allocates it for driver `T`.
+///
+/// # Invariants
+///
+/// Never made in Rust: ib_core allocates it (`size_ib_qp` bytes) and frees
+/// it, and `ib` is the `ib_qp` it passes to the QP verbs.  `data` and
+/// `events` are initialised from the success of `create_qp` until
+/// `destroy_qp` ends them; only verbs between the two reach them.
 #[repr(C)]
 pub(super) struct QpObj<T: Driver> {
     ib: Opaque<bindings::ib_qp>,
@@ -282,7 +289,8 @@ impl QpAttr {
 /// `qp` is a QP of driver `T` between a successful `create_qp` and its
 /// `destroy_qp`.
 unsafe fn data<'a, T: Driver>(qp: *mut bindings::ib_qp) -> &'a T::Qp {
-    // SAFETY: Per the function's contract, `data` is initialised.
+    // SAFETY: Per the function's contract and the type invariant of
+    // `QpObj`, `data` is initialised while the QP lives.
     unsafe { (*qp.cast::<QpObj<T>>()).data.assume_init_ref() }
 }
 
@@ -338,6 +346,8 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
             req.caps.to_c(&mut i.cap);
             (*qp).qp_num = qpn;
             let obj = qp.cast::<QpObj<T>>();
+            // INVARIANT: Both slots are initialised from here until
+            // `destroy_qp`.
             (*obj).data.write(data);
             (*obj).events.write(events);
         }
@@ -411,9 +421,12 @@ pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(
     qp: *mut bindings::ib_qp,
     _u: *mut bindings::ib_udata,
 ) -> c_int {
-    // SAFETY: The QP was created and is never used by a verb again; its
-    // data is moved out exactly once.  Event sources are cut off before
-    // ib_core frees the QP.
+    // INVARIANT: Both slots end here; ib_core frees the object after this
+    // returns.
+    // SAFETY: The QP was created, so both slots are initialised (type
+    // invariant of `QpObj`), and is never used by a verb again; its data
+    // is moved out exactly once.  Event sources are cut off before ib_core
+    // frees the QP.
     unsafe {
         let dev = Device::<T>::from_raw((*qp).device);
         let obj = qp.cast::<QpObj<T>>();

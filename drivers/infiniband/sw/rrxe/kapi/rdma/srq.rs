@@ -47,20 +47,36 @@ pub(crate) const MODIFY_MAX_WR: u32 = bindings::ib_srq_attr_mask_IB_SRQ_MAX_WR;
 pub(crate) const MODIFY_LIMIT: u32 = bindings::ib_srq_attr_mask_IB_SRQ_LIMIT;
 
 /// The raw SRQ pointer, valid while stored in a [`SrqEvents`].
+///
+/// # Invariants
+///
+/// `self.0` is the `ib_srq` of an SRQ of this driver.  While the `RawSrq`
+/// is in its [`SrqEvents`] cell the SRQ exists; it is only dereferenced
+/// under the cell's lock.
 struct RawSrq(*mut bindings::ib_srq);
 
 // SAFETY: Only dereferenced under the `SrqEvents` lock, while the SRQ
-// exists.
+// exists (type invariant).
 unsafe impl Send for RawSrq {}
 
 /// Raises `IB_EVENT_SRQ_LIMIT_REACHED` on an SRQ.  Clones may outlive it
 /// (held by QPs' tasks): `destroy_srq` disconnects them first, after which
 /// [`SrqEvents::limit_reached`] does nothing.
+///
+/// # Invariants
+///
+/// The cell holds `Some` only while the SRQ exists: `destroy_srq` sets it
+/// to `None`, under its lock, before ib_core frees the SRQ, and nothing
+/// sets it back.
 #[derive(Clone)]
 pub(crate) struct SrqEvents(Arc<SpinLock<Option<RawSrq>>>);
 
 impl SrqEvents {
     fn new(srq: *mut bindings::ib_srq) -> Result<Self> {
+        // INVARIANT: Only `create_srq` calls this, with the SRQ being
+        // created, which lives until `destroy_srq` disconnects the cell.  (A
+        // failed creation does not disconnect it: this relies on no clone
+        // outliving a failed `Driver::create_srq`.)
         Ok(Self(Arc::pin_init(
             new_spinlock!(Some(RawSrq(srq))),
             GFP_KERNEL,
@@ -72,8 +88,9 @@ impl SrqEvents {
     pub(crate) fn limit_reached(&self) {
         let guard = self.0.lock();
         let Some(raw) = guard.as_ref() else { return };
-        // SAFETY: The SRQ exists while `Some` (cleared under this lock
-        // before ib_core frees it); `device` is set for its lifetime.
+        // SAFETY: By the type invariant the SRQ exists while `Some`
+        // (cleared under this lock before ib_core frees it); `device` is set
+        // for its lifetime.
         let device = unsafe { (*raw.0).device };
         // SAFETY: All-zeroes is a valid `ib_event` (a union of pointers
         // and a port number, then an enum).
@@ -81,9 +98,9 @@ impl SrqEvents {
         event.device = device;
         event.element.srq = raw.0;
         event.event = bindings::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED;
-        // SAFETY: The SRQ exists while `Some` (cleared under this lock before
-        // ib_core frees it); ib_core sets `event_handler` and `srq_context`
-        // before `create_srq` and keeps them while the SRQ exists.
+        // SAFETY: The SRQ exists while `Some` (type invariant); ib_core
+        // sets `event_handler` and `srq_context` before `create_srq` and
+        // keeps them while the SRQ exists.
         let (handler, context) = unsafe { ((*raw.0).event_handler, (*raw.0).srq_context) };
         if let Some(h) = handler {
             // SAFETY: ib_core's handler for this SRQ, called with a valid
@@ -93,11 +110,19 @@ impl SrqEvents {
     }
 
     fn disconnect(&self) {
+        // INVARIANT: `None` names no SRQ; nothing stores one again.
         *self.0.lock() = None;
     }
 }
 
 /// An SRQ object as ib_core allocates it for driver `T`.
+///
+/// # Invariants
+///
+/// Never made in Rust: ib_core allocates it (`size_ib_srq` bytes, zeroed)
+/// and frees it, and `ib` is the `ib_srq` it passes to the SRQ verbs.
+/// `data` and `events` are initialised from the success of `create_srq`
+/// until `destroy_srq` ends them; only verbs between the two reach them.
 #[repr(C)]
 pub(super) struct SrqObj<T: Driver> {
     ib: Opaque<bindings::ib_srq>,
@@ -112,7 +137,8 @@ pub(super) struct SrqObj<T: Driver> {
 /// `srq` is an SRQ of driver `T` between a successful `create_srq` and its
 /// `destroy_srq`.
 pub(super) unsafe fn data<'a, T: Driver>(srq: *mut bindings::ib_srq) -> &'a T::Srq {
-    // SAFETY: Per the function's contract, `data` is initialised.
+    // SAFETY: Per the function's contract and the type invariant of
+    // `SrqObj`, `data` is initialised while the SRQ lives.
     unsafe { (*srq.cast::<SrqObj<T>>()).data.assume_init_ref() }
 }
 
@@ -153,6 +179,8 @@ pub(super) unsafe extern "C" fn create_srq<T: Driver>(
         let data = T::create_srq(dev, pd, &mut attr, user, events.clone())?;
         attr.to_c(&mut i.attr);
         let obj = srq.cast::<SrqObj<T>>();
+        // INVARIANT: Both slots are initialised from here until
+        // `destroy_srq`.
         // SAFETY: `obj` has `size_ib_srq` bytes; each slot is written
         // once, here, and read back by the verbs and `destroy_srq`.
         unsafe { (*obj).data.write(data) };
@@ -225,8 +253,10 @@ pub(super) unsafe extern "C" fn destroy_srq<T: Driver>(
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
     let obj = srq.cast::<SrqObj<T>>();
-    // SAFETY: `create_srq` initialised the events; cut off before ib_core
-    // frees the SRQ.
+    // INVARIANT: Both slots end here; ib_core frees the object after this
+    // returns.
+    // SAFETY: `create_srq` initialised the events (type invariant of
+    // `SrqObj`); cut off before ib_core frees the SRQ.
     unsafe { (*obj).events.assume_init_ref().disconnect() };
     // SAFETY: `create_srq` initialised the events and ib_core calls this
     // once, so they are dropped exactly once, here.

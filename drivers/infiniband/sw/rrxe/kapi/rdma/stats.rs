@@ -10,15 +10,22 @@ use kernel::{bindings, prelude::*};
 use super::device::{Device, Driver};
 
 /// One counter's description (`struct rdma_stat_desc`).
+///
+/// # Invariants
+///
+/// `self.0.name` points to a `'static` NUL-terminated string, `priv_` is
+/// null and `flags` is 0.
 #[repr(transparent)]
 pub(crate) struct StatDesc(bindings::rdma_stat_desc);
 
-// SAFETY: The descriptor only holds a pointer to a `'static` C string.
+// SAFETY: The descriptor only holds a pointer to a `'static` C string
+// (type invariant), which is immutable.
 unsafe impl Sync for StatDesc {}
 
 impl StatDesc {
     /// A counter called `name`.
     pub(crate) const fn new(name: &'static CStr) -> Self {
+        // INVARIANT: `name` is a `'static` C string; no private data.
         Self(bindings::rdma_stat_desc {
             name: core::ffi::CStr::as_ptr(name).cast(),
             flags: 0,
@@ -38,7 +45,8 @@ pub(super) unsafe extern "C" fn alloc_hw_port_stats<T: Driver>(
 ) -> *mut bindings::rdma_hw_stats {
     let descs = T::hw_stat_descs();
     // SAFETY: `descs` is a static array of `rdma_stat_desc` (transparent),
-    // which outlives every stats struct; ib_core frees the struct.
+    // which outlives every stats struct, with `'static` names (type
+    // invariant of `StatDesc`); ib_core frees the struct.
     unsafe {
         bindings::rdma_alloc_hw_stats_struct(
             descs.as_ptr().cast(),

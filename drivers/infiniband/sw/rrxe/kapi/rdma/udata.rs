@@ -9,6 +9,13 @@ use kernel::{bindings, error::to_result, prelude::*};
 
 /// A borrowed user-data descriptor; absent (`None` at the call sites) for
 /// kernel callers.
+///
+/// # Invariants
+///
+/// `raw` is the `ib_udata` ib_core passed to the verb being called, valid
+/// and accessed by nobody else for `'a`.  Its `inbuf` and `outbuf` are
+/// user-space addresses, reached only through ib_core's and
+/// `kernel::uaccess`'s checked copies.
 pub(crate) struct UData<'a> {
     raw: &'a mut bindings::ib_udata,
 }
@@ -21,6 +28,7 @@ impl<'a> UData<'a> {
     /// If non-null, `raw` points to an `ib_udata` that is valid and not
     /// otherwise accessed for `'a`.
     pub(crate) unsafe fn from_raw(raw: *mut bindings::ib_udata) -> Option<Self> {
+        // INVARIANT: Per the function's safety requirements.
         // SAFETY: Per the function's contract.
         unsafe { raw.as_mut() }.map(|raw| Self { raw })
     }
@@ -54,7 +62,8 @@ impl<'a> UData<'a> {
     /// Copies `resp` to the user's response buffer, truncated or
     /// zero-padded to its length (ib_core's forward-compatibility rule).
     pub(crate) fn respond(&mut self, resp: &[u8]) -> Result {
-        // SAFETY: `raw` is a valid udata; `resp` is readable for its length.
+        // SAFETY: `raw` is a valid udata (type invariant); `resp` is
+        // readable for its length.
         to_result(unsafe {
             bindings::_ib_respond_udata(self.raw, resp.as_ptr().cast(), resp.len())
         })

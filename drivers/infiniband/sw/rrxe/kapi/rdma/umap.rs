@@ -38,6 +38,18 @@ use crate::kapi::words::Words;
 
 /// The driver's mmap entry: ib_core's entry plus the area it maps and the
 /// context it is charged to.
+///
+/// # Invariants
+///
+/// Made by [`UserMapping::new`] as a leaked `KBox`, which `free_entry`
+/// takes back once: when its insertion failed, or from `mmap_free` after
+/// ib_core dropped its last reference.  `entry` is the
+/// `rdma_user_mmap_entry` ib_core knows it by (its first field).  `area` is
+/// a zeroed, page-aligned `vmalloc_user` area of `charged` bytes (`len`
+/// rounded up to pages), owned by the entry and freed with it; the kernel
+/// accesses it only through [`Words`].  `ctx` is the [`ContextObj`] the
+/// area is charged to, which outlives the entry (ib_core frees every entry
+/// of a context before the context: module docs).
 #[repr(C)]
 struct Entry {
     entry: Opaque<bindings::rdma_user_mmap_entry>,
@@ -45,13 +57,23 @@ struct Entry {
     len: usize,
     /// Bytes charged to `ctx` (the area, page-rounded).
     charged: usize,
-    /// INVARIANT: the context outlives the entry (see the module docs).
+    /// The context charged (see the type invariants: it outlives the
+    /// entry).
     ctx: NonNull<ContextObj>,
 }
 
 /// The user context as ib_core allocates it for this driver
 /// (`size_ib_ucontext`, zeroed): ib_core's object, then the bytes of queue
 /// memory charged to it.
+///
+/// # Invariants
+///
+/// Never made in Rust: ib_core allocates it for every user context of a
+/// device with these ops (so `queue_bytes` starts at 0) and frees it only
+/// after every mmap entry of the context (module docs); `ib` is the
+/// `ib_ucontext` it passes to the verbs.  `queue_bytes` is the sum of the
+/// `charged` bytes of the context's live entries, plus charges in
+/// progress.
 #[repr(C)]
 pub(super) struct ContextObj {
     ib: Opaque<bindings::ib_ucontext>,
@@ -59,6 +81,11 @@ pub(super) struct ContextObj {
 }
 
 /// A user context (`struct ib_ucontext`), borrowed for a verb call.
+///
+/// # Invariants
+///
+/// `obj` is the [`ContextObj`] of a live user context of a device with
+/// these ops, live for `'a`.
 pub(crate) struct UserContext<'a> {
     obj: &'a ContextObj,
 }
@@ -72,6 +99,7 @@ impl<'a> UserContext<'a> {
         // SAFETY: Per the function's contract, `raw` is the first field of
         // a live `ContextObj` (`repr(C)`).
         let obj = unsafe { &*raw.cast::<ContextObj>() };
+        // INVARIANT: Per the function's safety requirements.
         Self { obj }
     }
 
@@ -104,12 +132,19 @@ fn uncharge(ctx: &ContextObj, bytes: usize) {
 
 /// A user-mappable area registered with a user context; see the module
 /// docs.
+///
+/// # Invariants
+///
+/// `entry` is an [`Entry`] inserted in its context's mmap table
+/// (`rdma_user_mmap_entry_insert`), on which `self` holds the kernel's
+/// reference, given back only by its drop (`rdma_user_mmap_entry_remove`).
+/// While that reference is held the entry, and with it the area, lives.
 pub(crate) struct UserMapping {
     entry: NonNull<Entry>,
 }
 
-// SAFETY: The area is only accessed through atomics; ib_core's entry is
-// thread-safe.
+// SAFETY: The area is only accessed through atomics (type invariant of
+// `Entry`); ib_core's entry is thread-safe.
 unsafe impl Send for UserMapping {}
 // SAFETY: The area is only accessed through atomics and ib_core's entry
 // is thread-safe, so shared references may cross threads.
@@ -131,6 +166,8 @@ impl UserMapping {
             uncharge(uctx.obj, pages);
             return Err(ENOMEM);
         };
+        // INVARIANT: `area` is the fresh allocation of `pages` bytes,
+        // charged to `uctx` above; the entry, leaked below, owns it.
         let entry = KBox::new(
             Entry {
                 // SAFETY: All-zeroes is the state ib_core expects before
@@ -156,8 +193,9 @@ impl UserMapping {
             }
         };
         let entry = NonNull::from(KBox::leak(entry));
-        // SAFETY: `uctx` is live; the entry is zeroed and stays at this
-        // address until `mmap_free` frees it.
+        // SAFETY: `uctx` is live (type invariant of `UserContext`); the
+        // entry is zeroed and stays at this address until `mmap_free` frees
+        // it.
         let ret = unsafe {
             bindings::rdma_user_mmap_entry_insert(uctx.raw(), (*entry.as_ptr()).entry.get(), pages)
         };
@@ -166,11 +204,14 @@ impl UserMapping {
             unsafe { free_entry(entry) };
             return Err(e);
         }
+        // INVARIANT: The entry is inserted; the reference the insertion
+        // made is the kernel's, now ours.
         Ok(Self { entry })
     }
 
     fn entry(&self) -> &Entry {
-        // SAFETY: The kernel reference we hold keeps the entry alive.
+        // SAFETY: The kernel reference we hold (type invariant) keeps the
+        // entry alive.
         unsafe { self.entry.as_ref() }
     }
 
@@ -188,17 +229,19 @@ impl UserMapping {
 
     /// The area's words (user space writes them too).
     pub(crate) fn words(&self) -> Words<'_> {
-        // SAFETY: The area is page aligned and at least `len` bytes long;
-        // it lives as long as `self` (our reference on the entry), and the
-        // kernel accesses it only through `Words`.
+        // SAFETY: By the type invariants of `Entry` and `UserMapping`, the
+        // area is page aligned and at least `len` bytes long, and it lives
+        // as long as `self` (our reference on the entry); the kernel
+        // accesses it only through `Words`.
         unsafe { Words::new(self.entry().area, self.len()) }
     }
 }
 
 impl Drop for UserMapping {
     fn drop(&mut self) {
-        // SAFETY: Drops the kernel's reference; ib_core frees the entry via
-        // `mmap_free` when no mapping is left.  We never touch it again.
+        // SAFETY: Drops the kernel's reference (type invariant), once;
+        // ib_core frees the entry via `mmap_free` when no mapping is left.
+        // We never touch it again.
         unsafe { bindings::rdma_user_mmap_entry_remove((*self.entry.as_ptr()).entry.get()) };
     }
 }
@@ -209,13 +252,15 @@ impl Drop for UserMapping {
 ///
 /// `entry` came from `UserMapping::new` and nothing references it any more.
 unsafe fn free_entry(entry: NonNull<Entry>) {
-    // SAFETY: Per the function's contract, we own the entry, allocated by
-    // `KBox` in `UserMapping::new`.
+    // SAFETY: Per the function's contract and the type invariant of
+    // `Entry`, we own the entry, allocated by `KBox` in `UserMapping::new`.
     let e = unsafe { KBox::from_raw(entry.as_ptr()) };
-    // SAFETY: The area came from `vmalloc_user_account` and no mapping or
-    // kernel object uses it any more.
+    // SAFETY: The area came from `vmalloc_user_account` and is owned by
+    // the entry (type invariant); no mapping or kernel object uses it any
+    // more.
     unsafe { bindings::vfree(e.area.as_ptr().cast()) };
-    // SAFETY: By the `ctx` invariant, the context is still alive.
+    // SAFETY: By the type invariant of `Entry`, the context is still
+    // alive.
     uncharge(unsafe { e.ctx.as_ref() }, e.charged);
 }
 
@@ -238,7 +283,7 @@ pub(super) unsafe extern "C" fn mmap(
         return -(bindings::EINVAL as i32);
     }
     // SAFETY: All entries of this driver are `Entry`s (ib_core's entry is
-    // their first field); ours is referenced.
+    // their first field, type invariant); ours is referenced.
     let area = unsafe { (*e.cast::<Entry>()).area };
     // SAFETY: Called from `ib_uverbs_mmap` (its SRCU and file checks hold);
     // `area` is a VM_USERMAP area of the entry's size, which equals the
@@ -256,6 +301,7 @@ pub(super) unsafe extern "C" fn mmap(
 /// Only called by ib_core, once per entry, after every mapping is closed.
 pub(super) unsafe extern "C" fn mmap_free(e: *mut bindings::rdma_user_mmap_entry) {
     // SAFETY: All entries of this driver are `Entry`s made by
-    // `UserMapping::new`; ib_core hands back the last reference.
+    // `UserMapping::new` (type invariant of `Entry`); ib_core hands back the
+    // last reference.
     unsafe { free_entry(NonNull::new_unchecked(e.cast::<Entry>())) };
 }

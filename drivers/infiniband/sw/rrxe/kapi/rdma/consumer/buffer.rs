@@ -35,15 +35,20 @@ pub(super) fn require_virt_dma(dev: *mut bindings::ib_device) -> Result {
 }
 
 /// Contiguous kernel memory a virt-DMA device reads and writes.
+///
+/// # Invariants
+///
+/// `ptr` is the start of a kmalloc'd allocation of `len` (non-zero) bytes
+/// (a `KVec<u8>` of capacity `len`, taken apart), owned by `self` and
+/// freed only by its drop.  It is in the direct map, so its kernel virtual
+/// address is its DMA address for a virt-DMA device.
 pub(crate) struct DmaBuf {
-    // INVARIANT: `ptr` is the start of a kmalloc'd allocation of `len`
-    // bytes (a `KVec<u8>` taken apart), owned by `self`.
     ptr: NonNull<u8>,
     len: usize,
 }
 
-// SAFETY: The buffer is plain memory owned by `self`; every access is a
-// copy through a raw pointer, which any thread may make.
+// SAFETY: The buffer is plain memory owned by `self` (type invariant);
+// every access is a copy through a raw pointer, which any thread may make.
 unsafe impl Send for DmaBuf {}
 // SAFETY: Shared references only allow copies in and out (the device may
 // write concurrently anyway); no reference to the bytes is handed out.
@@ -92,8 +97,9 @@ impl DmaBuf {
     /// Copies `src` into the buffer at `off`.
     pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
         self.check(off, src.len())?;
-        // SAFETY: `[off, off + src.len())` is inside the allocation
-        // (checked above); `src` is a distinct Rust slice.
+        // SAFETY: `[off, off + src.len())` is inside the allocation of
+        // `len` bytes (checked above, type invariant); `src` is a distinct
+        // Rust slice.
         unsafe {
             core::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(off), src.len())
         };
@@ -104,8 +110,9 @@ impl DmaBuf {
     /// at the same time read as some mix of old and new.
     pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
         self.check(off, dst.len())?;
-        // SAFETY: `[off, off + dst.len())` is inside the allocation
-        // (checked above); `dst` is a distinct Rust slice.
+        // SAFETY: `[off, off + dst.len())` is inside the allocation of
+        // `len` bytes (checked above, type invariant); `dst` is a distinct
+        // Rust slice.
         unsafe {
             core::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
         };

@@ -2,7 +2,8 @@
 
 //! A completion queue a kernel consumer polls itself (`ib_alloc_cq` with
 //! `IB_POLL_DIRECT`): no interrupt context, no work item; the consumer
-//! calls [`Cq::poll`] when it wants completions.
+//! calls [`Cq::poll`] when it wants completions.  The CQ is freed
+//! (`ib_free_cq`) on drop, after every QP using it, which borrows it.
 
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{bindings, error::from_err_ptr, prelude::*};
@@ -41,6 +42,12 @@ impl Completion {
 }
 
 /// A directly polled CQ on a device that outlives it; freed on drop.
+///
+/// # Invariants
+///
+/// `cq` is a CQ made by `__ib_alloc_cq` (`IB_POLL_DIRECT`) on a device
+/// borrowed for `'d`, owned by `self` and freed only by its drop; every QP
+/// using it borrows `self`.
 pub(crate) struct Cq<'d> {
     cq: NonNull<bindings::ib_cq>,
     _dev: PhantomData<&'d IbDevice>,
@@ -65,6 +72,8 @@ impl<'d> Cq<'d> {
             )
         };
         let cq = NonNull::new(from_err_ptr(cq)?).ok_or(ENOMEM)?;
+        // INVARIANT: The CQ just made on `dev` (borrowed for `'d`), owned by
+        // the returned value.
         Ok(Self {
             cq,
             _dev: PhantomData,
@@ -80,13 +89,14 @@ impl<'d> Cq<'d> {
     pub(crate) fn poll(&self, out: &mut [Completion]) -> Result<usize> {
         let mut wcs = [bindings::ib_wc::default(); POLL_BATCH];
         let want = out.len().min(POLL_BATCH);
-        // SAFETY: `self.cq` is a live CQ; its device and ops table stay
-        // until the device is unregistered, which the `'d` borrow of the
-        // device rules out while `self` lives.
+        // SAFETY: `self.cq` is a live CQ (type invariant); its device and
+        // ops table stay until the device is unregistered, which the `'d`
+        // borrow of the device rules out while `self` lives.
         let poll = unsafe { (*(*self.cq.as_ptr()).device).ops.poll_cq }
             .ok_or_else(crate::kapi::eopnotsupp)?;
         // SAFETY: `poll_cq` is the driver's, called as `ib_poll_cq` does:
-        // a live CQ and room for `want` (at most `POLL_BATCH`) entries.
+        // a live CQ (type invariant) and room for `want` (at most
+        // `POLL_BATCH`) entries.
         let n = unsafe { poll(self.cq.as_ptr(), want as i32, wcs.as_mut_ptr()) };
         if n < 0 {
             return Err(Error::from_errno(n));
@@ -108,8 +118,9 @@ impl<'d> Cq<'d> {
 
 impl Drop for Cq<'_> {
     fn drop(&mut self) {
-        // SAFETY: `self.cq` was allocated by `__ib_alloc_cq` and is freed
-        // once, here; the QPs using it borrow `self` and are gone.
+        // SAFETY: `self.cq` was allocated by `__ib_alloc_cq` and is ours
+        // (type invariant), freed once, here; the QPs using it borrow `self`
+        // and are gone.
         unsafe { bindings::ib_free_cq(self.cq.as_ptr()) };
     }
 }

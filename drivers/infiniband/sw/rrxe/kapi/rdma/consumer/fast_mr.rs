@@ -23,6 +23,12 @@ use super::pd::Pd;
 /// A fast-registration region of a PD; it may map pieces of buffers that
 /// outlive it (`'a`).  Deregistered on drop, which ends every access
 /// through its keys.
+///
+/// # Invariants
+///
+/// `mr` is an `IB_MR_TYPE_MEM_REG` region made by `ib_alloc_mr` on a PD
+/// borrowed for `'a`, owned by `self` and deregistered only by its drop;
+/// every buffer it maps outlives `'a`.
 pub(crate) struct FastRegMr<'a> {
     mr: NonNull<bindings::ib_mr>,
     _life: PhantomData<(&'a Pd<'a>, &'a DmaBuf)>,
@@ -37,6 +43,8 @@ impl<'a> FastRegMr<'a> {
             bindings::ib_alloc_mr(pd.raw(), bindings::ib_mr_type_IB_MR_TYPE_MEM_REG, max_pages)
         };
         let mr = NonNull::new(from_err_ptr(mr)?).ok_or(ENOMEM)?;
+        // INVARIANT: The region just made on `pd` (borrowed for `'a`), owned
+        // by the returned value; it maps nothing yet.
         Ok(Self {
             mr,
             _life: PhantomData,
@@ -53,8 +61,8 @@ impl<'a> FastRegMr<'a> {
             return Err(EINVAL);
         }
         buf.check(off, len as usize)?;
-        // SAFETY: `self.mr` is a live region; its device is set at
-        // allocation.
+        // SAFETY: `self.mr` is a live region (type invariant); its device
+        // is set at allocation.
         let dev = unsafe { (*self.mr.as_ptr()).device };
         require_virt_dma(dev)?;
         let mut sg = bindings::scatterlist::default();
@@ -70,8 +78,9 @@ impl<'a> FastRegMr<'a> {
             return Err(EINVAL);
         }
         let page = 1u32 << bindings::PAGE_SHIFT;
-        // SAFETY: `self.mr` is a live MEM_REG region; `sg` is one mapped
-        // entry, read only during the call.
+        // INVARIANT: `buf` is borrowed for `'a`, so it outlives `'a`.
+        // SAFETY: `self.mr` is a live MEM_REG region (type invariant); `sg`
+        // is one mapped entry, read only during the call.
         let mapped = unsafe {
             bindings::ib_map_mr_sg(self.mr.as_ptr(), &mut sg, 1, core::ptr::null_mut(), page)
         };
@@ -87,15 +96,15 @@ impl<'a> FastRegMr<'a> {
 
     /// The key a peer names the region by.
     pub(crate) fn rkey(&self) -> u32 {
-        // SAFETY: `self.mr` is a live region; keys change only through
-        // `&mut self`.
+        // SAFETY: `self.mr` is a live region (type invariant); keys change
+        // only through `&mut self`.
         unsafe { (*self.mr.as_ptr()).rkey }
     }
 
     /// The region's address: the DMA address of the mapped piece.
     pub(crate) fn iova(&self) -> u64 {
-        // SAFETY: `self.mr` is a live region; `map` (exclusive borrow)
-        // sets the address.
+        // SAFETY: `self.mr` is a live region (type invariant); `map`
+        // (exclusive borrow) sets the address.
         unsafe { (*self.mr.as_ptr()).iova }
     }
 
@@ -106,8 +115,9 @@ impl<'a> FastRegMr<'a> {
 
 impl Drop for FastRegMr<'_> {
     fn drop(&mut self) {
-        // SAFETY: `self.mr` was allocated by `ib_alloc_mr` and is
-        // deregistered once, here; a kernel region has no user data.
+        // SAFETY: `self.mr` was allocated by `ib_alloc_mr` and is ours
+        // (type invariant), deregistered once, here; a kernel region has no
+        // user data.
         unsafe { bindings::ib_dereg_mr_user(self.mr.as_ptr(), core::ptr::null_mut()) };
     }
 }

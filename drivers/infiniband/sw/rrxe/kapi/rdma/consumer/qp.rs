@@ -83,6 +83,12 @@ pub(crate) enum SendOp<'a> {
 }
 
 /// An RC QP; destroyed on drop.
+///
+/// # Invariants
+///
+/// `qp` is an RC QP made by `ib_create_qp_kernel` on a PD and CQs borrowed
+/// for `'a`, owned by `self` and destroyed only by its drop; every buffer
+/// and region its work names is borrowed for `'a`.
 pub(crate) struct RcQp<'a> {
     qp: NonNull<bindings::ib_qp>,
     _life: PhantomData<&'a Pd<'a>>,
@@ -118,6 +124,8 @@ impl<'a> RcQp<'a> {
         // owner name is 'static.
         let qp = unsafe { bindings::ib_create_qp_kernel(pd.raw(), &mut init, owner) };
         let qp = NonNull::new(from_err_ptr(qp)?).ok_or(ENOMEM)?;
+        // INVARIANT: The QP just made on `pd`, `send_cq` and `recv_cq`
+        // (borrowed for `'a`), owned by the returned value.
         Ok(Self {
             qp,
             _life: PhantomData,
@@ -126,22 +134,23 @@ impl<'a> RcQp<'a> {
 
     /// The QP's number, which the peer connects to.
     pub(crate) fn qp_num(&self) -> u32 {
-        // SAFETY: `self.qp` is a live QP; its number never changes.
+        // SAFETY: `self.qp` is a live QP (type invariant); its number never
+        // changes.
         unsafe { (*self.qp.as_ptr()).qp_num }
     }
 
     /// The verbs of the QP's device (what `ib_post_send` and
     /// `ib_post_recv` call).
     fn ops(&self) -> &bindings::ib_device_ops {
-        // SAFETY: `self.qp` is a live QP; its device, and the device's ops
-        // table, stay while the device does, which outlives the PD `self`
-        // borrows.
+        // SAFETY: `self.qp` is a live QP (type invariant); its device, and
+        // the device's ops table, stay while the device does, which outlives
+        // the PD `self` borrows.
         unsafe { &(*(*self.qp.as_ptr()).device).ops }
     }
 
     fn modify(&self, attr: &mut bindings::ib_qp_attr, mask: u32) -> Result {
-        // SAFETY: `self.qp` is a live QP and `attr` a complete attribute
-        // block for the bits of `mask`.
+        // SAFETY: `self.qp` is a live QP (type invariant) and `attr` a
+        // complete attribute block for the bits of `mask`.
         kernel::error::to_result(unsafe {
             bindings::ib_modify_qp(self.qp.as_ptr(), attr, mask as i32)
         })
@@ -245,9 +254,9 @@ impl<'a> RcQp<'a> {
         };
         let mut bad: *const bindings::ib_recv_wr = core::ptr::null();
         let post = self.ops().post_recv.ok_or_else(crate::kapi::eopnotsupp)?;
-        // SAFETY: Called as `ib_post_recv` does, with a live QP and one
-        // complete request; the buffer its element names outlives the QP
-        // (`Sge<'a>`).
+        // SAFETY: Called as `ib_post_recv` does, with a live QP (type
+        // invariant) and one complete request; the buffer its element names
+        // outlives the QP (`Sge<'a>`).
         kernel::error::to_result(unsafe { post(self.qp.as_ptr(), &wr, &mut bad) })
     }
 
@@ -298,9 +307,10 @@ impl<'a> RcQp<'a> {
         let wr: *const bindings::ib_send_wr = if is_reg { &reg.wr } else { &rdma.wr };
         let mut bad: *const bindings::ib_send_wr = core::ptr::null();
         let post = self.ops().post_send.ok_or_else(crate::kapi::eopnotsupp)?;
-        // SAFETY: Called as `ib_post_send` does, with a live QP and one
-        // complete request (`wr` points into `rdma` or `reg`, alive for
-        // the call); the buffers and region it names outlive the QP.
+        // SAFETY: Called as `ib_post_send` does, with a live QP (type
+        // invariant) and one complete request (`wr` points into `rdma` or
+        // `reg`, alive for the call); the buffers and region it names
+        // outlive the QP (`'a`).
         kernel::error::to_result(unsafe { post(self.qp.as_ptr(), wr, &mut bad) })
     }
 }
@@ -308,7 +318,8 @@ impl<'a> RcQp<'a> {
 impl Drop for RcQp<'_> {
     fn drop(&mut self) {
         // SAFETY: `self.qp` was created by `ib_create_qp_kernel` and is
-        // destroyed once, here; a kernel QP has no user data.
+        // ours (type invariant), destroyed once, here; a kernel QP has no
+        // user data.
         unsafe { bindings::ib_destroy_qp_user(self.qp.as_ptr(), core::ptr::null_mut()) };
     }
 }

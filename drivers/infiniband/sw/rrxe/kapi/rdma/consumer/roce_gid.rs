@@ -3,7 +3,10 @@
 //! Finding a RoCE v2 source address in a port's GID table: the GID of
 //! an IPv4 address of the port's netdev (an IPv4-mapped IPv6 address of
 //! type `IB_GID_TYPE_ROCE_UDP_ENCAP`), with its index and the netdev's
-//! MAC address, what a kernel consumer needs for an RC path.
+//! MAC address, what a kernel consumer needs for an RC path.  The GID
+//! table is read with `rdma_get_gid_attr`; every attribute taken is put
+//! back (`rdma_put_gid_attr`) before the search returns, and only copies
+//! leave it.
 
 use kernel::{bindings, error::from_err_ptr, prelude::*};
 

@@ -10,7 +10,9 @@
 //! Every operation is bounded by its length argument and by the region
 //! (the walk refuses a range outside it), never sleeps and never
 //! allocates: on-demand-paging memory runs them under its umem mutex,
-//! which memory reclaim may need.
+//! which memory reclaim may need.  This file calls no C function itself:
+//! the pieces come mapped from [`Pieces`], and the skb side goes through
+//! [`SkBuff`] and [`TxPacket`].
 
 use kernel::{
     prelude::*,

@@ -95,13 +95,28 @@ pub(crate) enum Prefetch {
 }
 
 /// The `ib_umem_odp` an [`OdpUmem`] owns.
+///
+/// # Invariants
+///
+/// `self.0` is a live `ib_umem_odp` made by `ib_umem_odp_get` with
+/// [`MN_OPS`], owned by the holder of the `Umem`; it is released
+/// (`ib_umem_odp_release`) once, by whoever owns it last: [`OdpUmem::new`]
+/// on its failure paths, or [`OdpUmem::release`] after taking it out.
 struct Umem(NonNull<bindings::ib_umem_odp>);
 
-// SAFETY: An `ib_umem_odp` may be used and released from any thread; its
-// mutable state is behind its own `umem_mutex`.
+// SAFETY: An `ib_umem_odp` (owned, type invariant) may be used and released
+// from any thread; its mutable state is behind its own `umem_mutex`.
 unsafe impl Send for Umem {}
 
 /// On-demand-paging memory of a region (module docs).
+///
+/// # Invariants
+///
+/// `umem` holds `Some` until [`OdpUmem::release`] takes it out (under the
+/// lock) and releases it; it never becomes `Some` again.  Every access to
+/// the umem holds the lock throughout, so a `Some` umem read under the lock
+/// stays live until the lock is dropped.  The umem covers `len` bytes from
+/// user address `addr`.
 #[pin_data(PinnedDrop)]
 pub(crate) struct OdpUmem {
     /// The umem, until [`OdpUmem::release`] takes it; held across each
@@ -192,6 +207,8 @@ impl OdpUmem {
         let raw = from_err_ptr(unsafe {
             bindings::ib_umem_odp_get(dev.as_raw(), start, size, access as c_int, &MN_OPS)
         })?;
+        // INVARIANT: The umem just made, with `MN_OPS`; owned here, and
+        // released on each failure path below.
         let umem = Umem(NonNull::new(raw).ok_or(ENOMEM)?);
         // SAFETY: `raw` is the live umem just made; `umem.writable` is
         // immutable.
@@ -211,6 +228,8 @@ impl OdpUmem {
         unsafe { bindings::mutex_unlock(&raw mut (*raw).umem_mutex) };
         // On failure the initializer drops `umem` unreleased: release it
         // through an `OdpUmem` that owns it.
+        // INVARIANT: The `OdpUmem` takes over the umem, made for `[addr,
+        // addr + len)`.
         KBox::pin_init(
             pin_init!(Self {
                 umem <- new_mutex!(Some(umem)),
@@ -234,8 +253,10 @@ impl OdpUmem {
     pub(crate) fn release(&self) {
         let umem = self.umem.lock().take();
         if let Some(u) = umem {
-            // SAFETY: Taken out under the lock that every access holds, so
-            // no access uses it any more and none will; we own it.
+            // SAFETY: Taken out under the lock that every access holds
+            // (type invariant), so no access uses it any more and none will;
+            // we own it, and this is its one release (type invariant of
+            // `Umem`).
             unsafe { bindings::ib_umem_odp_release(u.0.as_ptr()) };
         }
     }
@@ -265,8 +286,10 @@ impl OdpUmem {
         }
         let guard = self.umem.lock();
         let raw = guard.as_ref().ok_or(OdpError::Released)?.0.as_ptr();
-        // INVARIANT: `raw` is live while `guard` is held; an empty range
-        // needs no page.
+        // INVARIANT: `raw` is live while `guard` is held (type invariant of
+        // `OdpUmem`), and `user_va` checked the range against the region,
+        // which the umem covers; an empty range needs no page, and the
+        // pages of any other are checked below before `op` gets `held`.
         let held = Held {
             raw,
             off,
@@ -277,8 +300,8 @@ impl OdpUmem {
         if len == 0 {
             return op(&held);
         }
-        // SAFETY: `raw` stays live while `guard` is held (only `release`
-        // frees it, after taking it out under the lock).
+        // SAFETY: `raw` stays live while `guard` is held (type invariant:
+        // only `release` frees it, after taking it out under the lock).
         unsafe { bindings::mutex_lock(&raw mut (*raw).umem_mutex) };
         if !held.present(write) {
             // SAFETY: Locked just above by this thread.
@@ -368,8 +391,8 @@ impl OdpUmem {
                 let guard = self.umem.lock();
                 let raw = guard.as_ref().ok_or(OdpError::Released)?.0.as_ptr();
                 let mask = if self.writable { PFN_WRITE as u64 } else { 0 };
-                // SAFETY: `raw` is live while `guard` is held; the range is
-                // inside the umem.
+                // SAFETY: `raw` is live while `guard` is held (type
+                // invariant); the range is inside the umem.
                 let ret = unsafe {
                     bindings::ib_umem_odp_map_dma_and_lock(raw, va, len as u64, mask, false)
                 };
@@ -400,9 +423,12 @@ impl PinnedDrop for OdpUmem {
 ///
 /// # Invariants
 ///
-/// `raw` is a live umem; when `len > 0`, `umem_mutex` is held by this
-/// thread and every page of `[va, va + len)` is present (writable for a
-/// store) in its table, which the umem covers.
+/// `raw` is a live umem for the whole life of a `Held` (the [`OdpUmem`]'s
+/// lock is held), and `[va, va + len)` is inside it.  Whenever a `Held`
+/// with `len > 0` is lent to an operation (`op` of [`OdpUmem::with_pages`],
+/// the only place one is used as [`Pieces`]), `umem_mutex` is held by this
+/// thread and every page of the range is present (writable for a store)
+/// in its table, for as long as the operation runs.
 struct Held<'a> {
     raw: *mut bindings::ib_umem_odp,
     off: usize,
