@@ -133,33 +133,48 @@ impl Route {
         !unsafe { bindings::dst_check(self.dst.as_ptr(), self.cookie) }.is_null()
     }
 
-    fn out_dev(&self) -> *mut bindings::net_device {
-        // SAFETY: The dst is referenced (type invariant), which keeps its
-        // device pointer valid.
-        unsafe { (*self.dst.as_ptr()).__bindgen_anon_1.dev }
+    /// Runs `f` with the route's output device (null for none), read as
+    /// `dst_dev_rcu` does, inside an RCU read section: the dst's reference
+    /// does not keep its device alive (`dst_dev_put` swaps in the blackhole
+    /// device and drops the old one's reference when that device goes),
+    /// RCU does until the section ends.
+    fn with_out_dev<R>(&self, f: impl FnOnce(*const bindings::net_device) -> R) -> R {
+        let _rcu = kernel::sync::rcu::read_lock();
+        // SAFETY: The dst is referenced (type invariant), so the field is
+        // readable; a volatile read is `rcu_dereference` (`dst->dev_rcu`,
+        // the same union field as `dev`) on every architecture Rust for
+        // Linux supports.
+        let dev = unsafe {
+            core::ptr::read_volatile(&raw const (*self.dst.as_ptr()).__bindgen_anon_1.dev)
+        };
+        f(dev)
     }
 
     /// The route leads to this host (loopback device).
     pub(crate) fn is_loopback(&self) -> bool {
-        let dev = self.out_dev();
-        // SAFETY: See `out_dev`.
-        !dev.is_null() && unsafe { (*dev).flags } & bindings::net_device_flags_IFF_LOOPBACK != 0
+        self.with_out_dev(|dev| {
+            // SAFETY: A non-null device read in the RCU read section
+            // `with_out_dev` holds stays valid until it ends.
+            !dev.is_null() && unsafe { (*dev).flags } & bindings::net_device_flags_IFF_LOOPBACK != 0
+        })
     }
 
     /// Room the output device needs in front of the IP header.
     fn link_headroom(&self) -> usize {
-        let dev = self.out_dev();
-        if dev.is_null() {
-            return HH_DATA_MOD * 2;
-        }
-        // SAFETY: See `out_dev`; plain reads of configuration fields.
-        let (hh, extra) = unsafe {
-            (
-                (*dev).hard_header_len as usize,
-                (*dev).needed_headroom as usize,
-            )
-        };
-        ((hh + extra) & !(HH_DATA_MOD - 1)) + HH_DATA_MOD
+        self.with_out_dev(|dev| {
+            if dev.is_null() {
+                return HH_DATA_MOD * 2;
+            }
+            // SAFETY: As in `is_loopback`; plain reads of configuration
+            // fields.
+            let (hh, extra) = unsafe {
+                (
+                    (*dev).hard_header_len as usize,
+                    (*dev).needed_headroom as usize,
+                )
+            };
+            ((hh + extra) & !(HH_DATA_MOD - 1)) + HH_DATA_MOD
+        })
     }
 }
 
