@@ -135,11 +135,16 @@ unsafe impl Send for RawCq {}
 pub(crate) struct CqEvents(Arc<SpinLock<Option<RawCq>>>);
 
 impl CqEvents {
-    fn new(cq: *mut bindings::ib_cq) -> Result<Self> {
+    /// The events of the CQ `cq`, which `create_cq` is creating.
+    ///
+    /// # Safety
+    ///
+    /// `cq` is the CQ being created; the caller disconnects the result
+    /// before ib_core frees it (`destroy_cq`, or a failed creation).
+    unsafe fn new(cq: *mut bindings::ib_cq) -> Result<Self> {
         // INVARIANT: Only `create_cq` calls this, with the CQ being
-        // created, which lives until `destroy_cq` disconnects the cell.  (A
-        // failed creation does not disconnect it: this relies on no clone
-        // outliving a failed `Driver::create_cq`.)
+        // created, which lives until `destroy_cq` disconnects the cell.  A
+        // failed creation disconnects it too.
         Ok(Self(Arc::pin_init(
             new_spinlock!(Some(RawCq(cq))),
             GFP_KERNEL,
@@ -243,8 +248,13 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
                 comp_vector: a.comp_vector,
                 flags: a.flags,
             };
+            // SAFETY: `cq` is the CQ being created; its events are
+            // disconnected by a failed creation (below) or `destroy_cq`.
             let events = CqEvents::new(cq)?;
-            let (data, cqe) = T::create_cq(dev, req, user, events.clone())?;
+            // A failed create disconnects the events: ib_core frees the
+            // CQ, and a clone the driver kept must not reach it.
+            let (data, cqe) = T::create_cq(dev, req, user, events.clone())
+                .inspect_err(|_| events.disconnect())?;
             (*cq).cqe = cqe as c_int;
             let obj = cq.cast::<CqObj<T>>();
             // INVARIANT: Both slots are initialised from here until

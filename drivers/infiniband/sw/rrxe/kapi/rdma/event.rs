@@ -81,11 +81,16 @@ pub(crate) struct QpEvents {
 }
 
 impl QpEvents {
-    pub(super) fn new(qp: *mut bindings::ib_qp) -> Result<Self> {
+    /// The events of the QP `qp`, which `create_qp` is creating.
+    ///
+    /// # Safety
+    ///
+    /// `qp` is the QP being created; the caller disconnects the result
+    /// before ib_core frees it (`destroy_qp`, or a failed creation).
+    pub(super) unsafe fn new(qp: *mut bindings::ib_qp) -> Result<Self> {
         // INVARIANT: Only `create_qp` calls this, with the QP being created,
-        // which lives until `destroy_qp` disconnects the cell.  (A failed
-        // creation does not disconnect it: this relies on no clone
-        // outliving a failed `Driver::create_qp`.)
+        // which lives until `destroy_qp` disconnects the cell.  A failed
+        // creation disconnects it too.
         Ok(Self {
             cell: Arc::pin_init(new_spinlock!(Some(RawQp(qp))), GFP_KERNEL)?,
             handle: QpHandle(qp as usize),

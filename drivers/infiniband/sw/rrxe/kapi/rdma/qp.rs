@@ -341,8 +341,13 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
                 }),
                 None => None,
             };
+            // SAFETY: `qp` is the QP being created; its events are
+            // disconnected by a failed creation (below) or `destroy_qp`.
             let events = QpEvents::new(qp)?;
-            let (data, qpn) = T::create_qp(dev, &mut req, cqs, srq, user, events.clone())?;
+            // A failed create disconnects the events: ib_core frees the
+            // QP, and a clone the driver kept must not reach it.
+            let (data, qpn) = T::create_qp(dev, &mut req, cqs, srq, user, events.clone())
+                .inspect_err(|_| events.disconnect())?;
             req.caps.to_c(&mut i.cap);
             (*qp).qp_num = qpn;
             let obj = qp.cast::<QpObj<T>>();

@@ -72,11 +72,16 @@ unsafe impl Send for RawSrq {}
 pub(crate) struct SrqEvents(Arc<SpinLock<Option<RawSrq>>>);
 
 impl SrqEvents {
-    fn new(srq: *mut bindings::ib_srq) -> Result<Self> {
+    /// The events of the SRQ `srq`, which `create_srq` is creating.
+    ///
+    /// # Safety
+    ///
+    /// `srq` is the SRQ being created; the caller disconnects the result
+    /// before ib_core frees it (`destroy_srq`, or a failed creation).
+    unsafe fn new(srq: *mut bindings::ib_srq) -> Result<Self> {
         // INVARIANT: Only `create_srq` calls this, with the SRQ being
-        // created, which lives until `destroy_srq` disconnects the cell.  (A
-        // failed creation does not disconnect it: this relies on no clone
-        // outliving a failed `Driver::create_srq`.)
+        // created, which lives until `destroy_srq` disconnects the cell.  A
+        // failed creation disconnects it too.
         Ok(Self(Arc::pin_init(
             new_spinlock!(Some(RawSrq(srq))),
             GFP_KERNEL,
@@ -175,8 +180,13 @@ pub(super) unsafe extern "C" fn create_srq<T: Driver>(
             None => None,
         };
         let mut attr = SrqAttr::from_c(&i.attr);
-        let events = SrqEvents::new(srq)?;
-        let data = T::create_srq(dev, pd, &mut attr, user, events.clone())?;
+        // SAFETY: `srq` is the SRQ being created; its events are
+        // disconnected by a failed creation (below) or `destroy_srq`.
+        let events = unsafe { SrqEvents::new(srq) }?;
+        // A failed create disconnects the events: ib_core frees the SRQ,
+        // and a clone the driver kept must not reach it.
+        let data = T::create_srq(dev, pd, &mut attr, user, events.clone())
+            .inspect_err(|_| events.disconnect())?;
         attr.to_c(&mut i.attr);
         let obj = srq.cast::<SrqObj<T>>();
         // INVARIANT: Both slots are initialised from here until
