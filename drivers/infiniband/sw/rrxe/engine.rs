@@ -159,7 +159,10 @@ pub(crate) mod send;
 
 use kernel::{
     prelude::*,
-    sync::{atomic::ordering::Release, Arc, ArcBorrow},
+    sync::{
+        atomic::ordering::{Relaxed, Release},
+        Arc, ArcBorrow,
+    },
     time::{
         hrtimer::{HrTimerCallback, HrTimerCallbackContext, HrTimerPointer, HrTimerRestart},
         Delta,
@@ -183,9 +186,10 @@ pub(crate) const PASSES_PER_RUN: u32 = 4;
 /// the task has no owner (else it queues the task, as C rxe 7.2 does).
 const INLINE_DOORBELL: bool = true;
 
-/// Steps of the doorbell's inline pass (a step sends one packet or
-/// handles one acknowledgement); the rest of a burst goes to the work
-/// item, on whichever CPU is free.  Measured (`performance.rst`): with
+/// Steps of the doorbell's inline pass when the device's previous inline
+/// pass was another QP's (a step sends one packet or handles one
+/// acknowledgement); the rest of a burst goes to the work item, on
+/// whichever CPU is free.  Measured (`performance.rst`): with
 /// the whole burst inline, four QPs' sends all ran in the posting thread
 /// and half of the runs were slow with a CPU idle; 4 and 16 both ended
 /// that, 4 kept 4 KiB SEND bandwidth.
@@ -306,7 +310,16 @@ pub(crate) fn doorbell(qp: &Arc<Qp>) {
     if !INLINE_DOORBELL || !qp.user {
         schedule_send(qp);
     } else if qp.send_sched.claim() == Claim::Won {
-        send::own(qp, true);
+        // A poster that keeps ringing one QP sends its bursts itself while
+        // a worker receives; one that rings several in turn would send for
+        // all of them on one CPU, so it sends the head of each burst only
+        // and workers send the rest in parallel.
+        let budget = if qp.dev.last_doorbell.xchg(qp.qpn, Relaxed) == qp.qpn {
+            BUDGET
+        } else {
+            INLINE_BUDGET
+        };
+        send::own(qp, Some(budget));
     }
 }
 
@@ -340,7 +353,7 @@ impl WorkItem<0> for Qp {
 
     fn run(this: Arc<Qp>) {
         if this.send_sched.take_queued() == Take::Run {
-            send::own(&this, false);
+            send::own(&this, None);
         }
     }
 }

@@ -114,6 +114,8 @@ pub(crate) struct DevCore {
     pub(crate) mcast: McastTable,
     /// Serial number of the next QP ([`QpIdent`]).
     qp_serial: Atomic<u64>,
+    /// The QP whose doorbell ran the last inline pass (`engine::doorbell`).
+    pub(crate) last_doorbell: Atomic<u32>,
     pub(crate) stats: Stats,
 }
 
@@ -130,6 +132,7 @@ impl DevCore {
                 srqs <- RcuTable::new(),
                 mcast <- McastTable::new(),
                 qp_serial: Atomic::new(0),
+                last_doorbell: Atomic::new(0),
                 stats: Stats::new(),
             }),
             GFP_KERNEL,

@@ -14,7 +14,7 @@ use kernel::{
     time::{Instant, Monotonic},
 };
 
-use super::{completer, queue_send, requester, rx, BUDGET, INLINE_BUDGET, PASSES_PER_RUN};
+use super::{completer, queue_send, requester, rx, BUDGET, PASSES_PER_RUN};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
 use crate::qp::task::Finish;
@@ -33,11 +33,11 @@ pub(crate) enum Step {
 /// Runs the send task as its owner (its work item, or the doorbell that
 /// claimed it: `inline`): passes while input arrives during them; work
 /// left after a pass, or new input after the doorbell's one pass, goes to
-/// the work item.  The doorbell's pass is short ([`INLINE_BUDGET`] steps):
-/// the poster sends the head of its burst, a worker the rest.  A pass that cannot have the lock (a quiescer waits for
+/// the work item.  The doorbell's pass does `inline` steps (its caller's
+/// choice, `engine::doorbell`), a work item's [`BUDGET`].  A pass that cannot have the lock (a quiescer waits for
 /// it, or holds it) leaves its input marked for the end of the quiesce.
-pub(crate) fn own(qp: &Arc<Qp>, inline: bool) {
-    let budget = if inline { INLINE_BUDGET } else { BUDGET };
+pub(crate) fn own(qp: &Arc<Qp>, inline: Option<u32>) {
+    let budget = inline.unwrap_or(BUDGET);
     for passes in 1.. {
         let missed = match qp.send.try_lock() {
             Some(mut s) if !qp.send_sched.quiesced() => {
@@ -55,7 +55,7 @@ pub(crate) fn own(qp: &Arc<Qp>, inline: bool) {
             // The doorbell's caller gets back at once; a work item yields
             // the worker after a few passes (a steady stream of ACKs
             // would keep it forever).
-            Finish::Again if inline || passes >= PASSES_PER_RUN => return hand_over(qp),
+            Finish::Again if inline.is_some() || passes >= PASSES_PER_RUN => return hand_over(qp),
             Finish::Again => {}
         }
     }
