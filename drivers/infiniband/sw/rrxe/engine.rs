@@ -189,10 +189,10 @@ const INLINE_DOORBELL: bool = true;
 /// Steps of the doorbell's inline pass when the device's previous inline
 /// pass was another QP's (a step sends one packet or handles one
 /// acknowledgement); the rest of a burst goes to the work item, on
-/// whichever CPU is free.  Measured (`performance.rst`): with
-/// the whole burst inline, four QPs' sends all ran in the posting thread
-/// and half of the runs were slow with a CPU idle; 4 and 16 both ended
-/// that, 4 kept 4 KiB SEND bandwidth.
+/// whichever CPU is free.  Measured (`performance.rst`): with the whole
+/// burst inline, four QPs' sends all ran in the posting thread and half
+/// of the runs were slow with a CPU idle; with a short pass for every
+/// doorbell, one QP's 64 KiB SENDs lost their 2x lead.
 pub(crate) const INLINE_BUDGET: u32 = 4;
 
 /// Whether the engine's workers run at high priority.  Measured with engine
