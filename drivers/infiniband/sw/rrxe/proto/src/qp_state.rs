@@ -294,6 +294,19 @@ const INIT_TO_RTR: Transition = Transition {
     },
 };
 
+/// What may change on the way into RTS, from RTR, RTS or SQD: the path,
+/// access and timers.
+const TO_RTS_OPT: PerType = PerType {
+    ud: DGRAM_RTS,
+    uc: CONN_PATH,
+    rc: CONN_PATH | MIN_RNR_TIMER,
+    xrc_ini: CONN_PATH,
+    xrc_tgt: CONN_PATH | MIN_RNR_TIMER,
+    smi: DGRAM_RTS,
+    gsi: DGRAM_RTS,
+    ..NONE
+};
+
 /// RTR -> RTS: the send side (timeouts, retries, SQ PSN).
 const RTR_TO_RTS: Transition = Transition {
     req: PerType {
@@ -306,31 +319,13 @@ const RTR_TO_RTS: Transition = Transition {
         gsi: SQ_PSN,
         ..NONE
     },
-    opt: PerType {
-        ud: DGRAM_RTS,
-        uc: CONN_PATH,
-        rc: CONN_PATH | MIN_RNR_TIMER,
-        xrc_ini: CONN_PATH,
-        xrc_tgt: CONN_PATH | MIN_RNR_TIMER,
-        smi: DGRAM_RTS,
-        gsi: DGRAM_RTS,
-        ..NONE
-    },
+    opt: TO_RTS_OPT,
 };
 
 /// RTS -> RTS and SQD -> RTS: path, access and timers, optional.
 const TO_RTS: Transition = Transition {
     req: NONE,
-    opt: PerType {
-        ud: DGRAM_RTS,
-        uc: CONN_PATH,
-        rc: CONN_PATH | MIN_RNR_TIMER,
-        xrc_ini: CONN_PATH,
-        xrc_tgt: CONN_PATH | MIN_RNR_TIMER,
-        smi: DGRAM_RTS,
-        gsi: DGRAM_RTS,
-        ..NONE
-    },
+    opt: TO_RTS_OPT,
 };
 
 /// RTS -> SQD: the SQ_DRAINED request.
