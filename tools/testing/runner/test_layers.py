@@ -53,8 +53,17 @@ class LayerCheck(unittest.TestCase):
         self.assertIn("cycle in engine: datagram <-> requester", f)
 
     def test_cycle_within_one_layer(self):
-        f = found({"device.rs": "use crate::verbs::qp;\n", "verbs/post.rs": "use crate::device::Dev;\n"})
-        self.assertIn("cycle: device <-> verbs", f)
+        f = found({"mr.rs": "use crate::cq::Cq;\n", "cq.rs": "use crate::mr::Mr;\n"})
+        self.assertEqual(list(f), ["cycle: cq <-> mr"])
+
+    def test_the_module_macro_items_are_the_lowest_layer(self):
+        f = found({"verbs.rs": "fn owner() -> &'static M { &crate::THIS_MODULE }\n",
+                   "kapi/x.rs": "use crate::module_parameters::gid_tbl_len;\n"})
+        self.assertEqual(f, {})
+
+    def test_the_crate_root_is_the_top(self):
+        f = found({"link.rs": "fn f() { crate::module_ref(); }\n"})
+        self.assertIn("link -> rdma_rrxe", f)
 
 
 if __name__ == "__main__":

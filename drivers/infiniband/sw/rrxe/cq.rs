@@ -24,12 +24,12 @@ use kernel::{
     },
 };
 
-use crate::kapi::rdma::cq::{notify, CqAttr, CqEvents, KernelWc, UserCaller};
+use crate::kapi::rdma::cq::{notify, CqAttr, CqEvents, KernelWc, NetworkType, UserCaller};
 use crate::kapi::rdma::event::QpHandle;
 use crate::kapi::spinlock_irq::SpinLockIrq;
 use crate::limit::Charge;
 use crate::new_spinlock_irq;
-use crate::proto::cqe::{Cqe, CQE_SIZE};
+use crate::proto::cqe::{Cqe, NetHdr, CQE_SIZE};
 use crate::queue::{Geometry, Queue};
 use crate::{param, rrxe_ratelimited};
 
@@ -298,7 +298,7 @@ impl CqShared {
     /// Appends `cqe` to the ring; `ENOSPC` if it is full.
     fn append(&self, cqe: &Cqe, qp: QpHandle) -> Result {
         if let Some(k) = Option::as_mut(&mut *self.kring.lock()) {
-            return k.push(KernelWc { cqe: *cqe, qp }).inspect_err(|_| {
+            return k.push(kernel_wc(cqe, qp)).inspect_err(|_| {
                 rrxe_ratelimited!(pr_warn, "rrxe: CQ overrun (QP {:#x})\n", cqe.qp_num);
             });
         }
@@ -321,27 +321,72 @@ impl CqShared {
     }
 }
 
+/// `cqe` as a kernel consumer reads it (kernel opcodes and statuses have
+/// the uverbs values).
+fn kernel_wc(cqe: &Cqe, qp: QpHandle) -> KernelWc {
+    KernelWc {
+        wr_id: cqe.wr_id,
+        status: cqe.status as u32,
+        opcode: cqe.opcode,
+        byte_len: cqe.byte_len,
+        imm: cqe.imm,
+        invalidated: cqe.invalidated,
+        src_qp: cqe.src_qp,
+        grh: cqe.grh.map(|n| match n {
+            NetHdr::Ipv4 => NetworkType::Ipv4,
+            NetHdr::Ipv6 => NetworkType::Ipv6,
+        }),
+        vlan: cqe.vlan,
+        qp,
+    }
+}
+
 #[kernel::macros::kunit_tests(rrxe_kernel_cq)]
 mod tests {
     use super::*;
     use crate::proto::cqe::WcStatus;
 
     fn wc(wr_id: u64) -> KernelWc {
-        KernelWc {
-            cqe: Cqe {
-                wr_id,
-                status: WcStatus::Success,
-                opcode: 0,
-                byte_len: 0,
-                imm: None,
-                invalidated: None,
-                qp_num: 0x11,
-                src_qp: 0,
-                grh: None,
-                vlan: None,
-            },
-            qp: QpHandle::default(),
-        }
+        let cqe = Cqe {
+            wr_id,
+            status: WcStatus::Success,
+            opcode: 0,
+            byte_len: 0,
+            imm: None,
+            invalidated: None,
+            qp_num: 0x11,
+            src_qp: 0,
+            grh: None,
+            vlan: None,
+        };
+        kernel_wc(&cqe, QpHandle::default())
+    }
+
+    #[test]
+    fn a_kernel_completion_keeps_what_the_entry_says() {
+        let cqe = Cqe {
+            wr_id: 7,
+            status: WcStatus::RemAccessErr,
+            opcode: 0x80,
+            byte_len: 100,
+            imm: Some([1, 2, 3, 4]),
+            invalidated: None,
+            qp_num: 0x11,
+            src_qp: 0x22,
+            grh: Some(NetHdr::Ipv6),
+            vlan: Some(5),
+        };
+        let w = kernel_wc(&cqe, QpHandle::default());
+        assert_eq!(
+            (w.wr_id, w.opcode, w.byte_len, w.src_qp),
+            (7, 0x80, 100, 0x22)
+        );
+        assert_eq!(w.status, WcStatus::RemAccessErr as u32);
+        assert_eq!(
+            (w.imm, w.invalidated, w.vlan),
+            (Some([1, 2, 3, 4]), None, Some(5))
+        );
+        assert_eq!(w.grh, Some(NetworkType::Ipv6));
     }
 
     #[test]
@@ -354,11 +399,11 @@ mod tests {
         // Full: the completion is refused (the caller's CQ overrun).
         assert_eq!(r.push(wc(9)), Err(ENOSPC));
         assert_eq!(r.pending(), 3);
-        assert_eq!(r.pop().map(|w| w.cqe.wr_id), Some(0));
+        assert_eq!(r.pop().map(|w| w.wr_id), Some(0));
         // Around the end of the buffer, still oldest first.
         r.push(wc(3))?;
         r.push(wc(4)).unwrap_err();
-        let ids: [Option<u64>; 4] = core::array::from_fn(|_| r.pop().map(|w| w.cqe.wr_id));
+        let ids: [Option<u64>; 4] = core::array::from_fn(|_| r.pop().map(|w| w.wr_id));
         assert_eq!(ids, [Some(1), Some(2), Some(3), None]);
         assert_eq!(r.pending(), 0);
         Ok(())

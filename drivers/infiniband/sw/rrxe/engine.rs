@@ -148,9 +148,7 @@
 //! the queue.
 
 pub(crate) mod completer;
-mod datagram;
-mod local_op;
-mod multicast;
+mod invalidate;
 pub(crate) mod recv;
 pub(crate) mod requester;
 pub(crate) mod responder;
@@ -167,7 +165,7 @@ use kernel::{
         hrtimer::{HrTimerCallback, HrTimerCallbackContext, HrTimerPointer, HrTimerRestart},
         Delta,
     },
-    workqueue::WorkItem,
+    workqueue::{HasWork, WorkItem},
 };
 
 use crate::kapi::workqueue::{OwnedQueue, QueueSlot, SlotGuard, MAX_ACTIVE};
@@ -284,9 +282,13 @@ fn already_queued(qp: &Qp, task: &str) {
     );
 }
 
-/// Queues an asynchronous prefetch (`advise_mr`, a user's); dropped if
-/// the engine is stopping (module unload).
-pub(crate) fn schedule_prefetch(job: Arc<crate::verbs::advise::PrefetchJob>) {
+/// Queues a job a user asked for on the user workqueue (the verbs'
+/// asynchronous `advise_mr` prefetch); dropped if the engine is stopping
+/// (module unload).
+pub(crate) fn schedule_user_job<T>(job: Arc<T>)
+where
+    T: WorkItem<Pointer = Arc<T>> + HasWork<T> + Send + Sync + 'static,
+{
     let _ = USER_WQ.with(|q| q.enqueue(job));
 }
 

@@ -5,9 +5,14 @@
 //! callbacks (`kapi::rdma`), network devices and their notifier
 //! (`kapi::net`), and rate-limited logging.
 //!
-//! This layer is the only place in rrxe with `unsafe` code.  It knows nothing
-//! about RoCE; it is shaped so that its pieces could move upstream as
-//! `kernel::rdma` and `kernel::net`.  Driver logic above it is safe Rust.
+//! This layer is the only place in rrxe with `unsafe` code (the crate root
+//! denies `unsafe_code`; this module allows it, and so do `link.rs` and
+//! `net.rs` for their `global_lock!` statics' one-time init).  It knows
+//! nothing about RoCE (it does not use `proto`); it is shaped so that its
+//! pieces could move upstream as `kernel::rdma` and `kernel::net`.  Driver
+//! logic above it is safe Rust.
+
+#![allow(unsafe_code)]
 
 pub(crate) mod crc32;
 pub(crate) mod net;

@@ -5,6 +5,13 @@
 //! `rdma link delete` removes it, and module unload removes all that are
 //! left.  The registry below is how unload finds them: C rxe shares our
 //! driver id, so ib_core's per-driver-id teardown would take its devices too.
+//! A device's entry also holds its use of its namespace's UDP sockets
+//! (`net.rs`), so the sockets live exactly as long as some device in the
+//! namespace is registered.
+
+// `global_lock!` statics need an unsafe one-time init at module init (the
+// pattern binder uses); the rest of this file is safe code.
+#![allow(unsafe_code)]
 
 use kernel::prelude::*;
 
@@ -17,18 +24,26 @@ use crate::kapi::rdma::{
     device::{driver_id_bound_to, Device, DeviceParams, DeviceRef, Driver},
     link::LinkHandler,
 };
+use crate::net::NetUse;
 use crate::stats::Counter;
 use crate::{param, rrxe_ratelimited};
 
 kernel::sync::global_lock! {
     // SAFETY: Initialised by `init_registry` in module init, before the link
     // type (the only source of devices) is registered.
-    unsafe(uninit) static DEVICES: Mutex<KVec<DeviceRef<RrxeDev>>> = KVec::new();
+    unsafe(uninit) static DEVICES: Mutex<KVec<Registered>> = KVec::new();
 }
 
 kernel::sync::global_lock! {
     // SAFETY: Initialised by `init_registry`, like `DEVICES`.
     unsafe(uninit) static NEWLINK: Mutex<()> = ();
+}
+
+/// A registered device, as the registry holds it.
+struct Registered {
+    dev: DeviceRef<RrxeDev>,
+    /// The device's share of its namespace's sockets.
+    _net: NetUse,
 }
 
 /// Initialises the registry.  Call exactly once, at module init.
@@ -44,9 +59,10 @@ pub(crate) fn init_registry() {
 /// Called from the device's `dealloc_driver`: drop it from the registry.
 pub(crate) fn forget(dev: &Device<RrxeDev>) {
     let mut devices = DEVICES.lock();
-    if let Some(i) = devices.iter().position(|d| d.is(dev)) {
+    if let Some(i) = devices.iter().position(|r| r.dev.is(dev)) {
         // Our `get_device` reference goes; ib_core still holds its own
         // until `dealloc_driver` returns, so the memory outlives this call.
+        // So does the socket use: no packet reaches the device after this.
         drop(devices.remove(i));
     }
 }
@@ -68,7 +84,7 @@ impl Drop for DevicesGuard {
 /// Unregisters every rrxe device and waits for each to be gone.
 fn remove_all() {
     loop {
-        let next = DEVICES.lock().first().cloned();
+        let next = DEVICES.lock().first().map(|r| r.dev.clone());
         let Some(dev) = next else { break };
         // Returns once `dealloc_driver` (hence `forget`) has run, also when
         // another path (netdev removal, `rdma link delete`) got there first.
@@ -77,7 +93,7 @@ fn remove_all() {
         // registration that never completed), drop our entry ourselves so
         // this loop ends.
         let mut devices = DEVICES.lock();
-        if let Some(i) = devices.iter().position(|d| d.ptr_eq(&dev)) {
+        if let Some(i) = devices.iter().position(|r| r.dev.ptr_eq(&dev)) {
             drop(devices.remove(i));
         }
     }
@@ -138,16 +154,14 @@ impl LinkHandler for RrxeLink {
         };
         let core = crate::qp::DevCore::new(netdev.into())?;
         let net = crate::net::attach(netdev.net())?;
-        let res = Device::register(
-            name,
-            netdev,
-            &params,
-            RrxeDev::new(mac, core, Some(net)),
-            |d| {
-                DEVICES.lock().push(d.clone(), GFP_KERNEL)?;
-                Ok(())
-            },
-        );
+        let res = Device::register(name, netdev, &params, RrxeDev::new(mac, core), move |d| {
+            let entry = Registered {
+                dev: d.clone(),
+                _net: net,
+            };
+            DEVICES.lock().push(entry, GFP_KERNEL)?;
+            Ok(())
+        });
         match res {
             Ok(_registered) => {
                 pr_info!(

@@ -6,7 +6,7 @@
 //! the group's MAC (`dev_mc_add`; IGMP/MLD membership is rdma_cm's job,
 //! as on C rxe), the last to leave removes it.  Groups hold QP numbers,
 //! not QPs: the receive path hands a datagram to each QP found under its
-//! number (`engine::multicast`), and `destroy_qp` detaches the QP from
+//! number (`engine/rx/multicast.rs`), and `destroy_qp` detaches the QP from
 //! every group.
 //!
 //! The receive path looks a datagram's group up in softirq context, before

@@ -10,6 +10,10 @@
 //! rrxe devices cannot share a namespace; [`attach`] fails with `EADDRINUSE`
 //! then, and the device is not created.
 
+// `global_lock!` statics need an unsafe one-time init at module init (the
+// pattern binder uses); the rest of this file is safe code.
+#![allow(unsafe_code)]
+
 use kernel::prelude::*;
 
 use crate::device::RrxeDev;

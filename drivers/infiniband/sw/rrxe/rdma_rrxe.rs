@@ -7,15 +7,15 @@
 //! drives through its rxe provider (same driver id and uverbs ABI as the C
 //! `rdma_rxe`).
 //!
-//! Layout, in layers that call only downwards (`make test` checks it:
-//! tools/testing/runner/layers.py holds the table, layers-known.txt the
-//! uses that still go up; Documentation/rrxe/design.rst explains it):
+//! Layout, in layers that call only downwards (`make test` checks it with
+//! no exceptions: tools/testing/runner/layers.py holds the table;
+//! Documentation/rrxe/design.rst explains it):
 //!
 //! 0. `kapi`: the only unsafe code (safe wrappers over ib_core, netdev,
 //!    skb, route, workqueue and xarray C APIs).
 //! 1. `proto`: the pure, no_std protocol core shared with the host test
 //!    build.
-//! 2. Helpers: `param`, `stats`, `icrc`, `port`.
+//! 2. Helpers: `param`, `stats`, `icrc`, `port`, `limit`, `errno`.
 //! 3. Objects: memory regions (`mr`), memory windows (`mw`), address
 //!    handles (`ah`), completion queues (`cq`), shared receive queues
 //!    (`srq`), multicast groups (`mcast`), rings (`queue`), WQE copies
@@ -24,8 +24,14 @@
 //! 5. Transmit (`tx`).
 //! 6. The packet engine (`engine`, `engine/`: receive path, requester,
 //!    completer, responder, per-QP tasks and timers; the lock table).
-//! 7. The verbs (`verbs`, `device`).
-//! 8. Links and sockets (`link`, `net`), then this file.
+//! 7. The device's state and accounting (`device`).
+//! 8. The UDP sockets and their receive hook (`net`).
+//! 9. The devices' life: creation, the registry, removal (`link`).
+//! 10. The verbs, ib_core's entry (`verbs`, `verbs/`), then this file.
+
+// Unsafe code only in `kapi` (and the one-time init of two global locks in
+// `link` and `net`): the compiler checks it.
+#![deny(unsafe_code)]
 
 use kernel::prelude::*;
 
@@ -33,6 +39,7 @@ mod ah;
 mod cq;
 mod device;
 mod engine;
+mod errno;
 mod icrc;
 mod kapi;
 mod limit;
@@ -108,11 +115,6 @@ struct RrxeModule {
     _wq: engine::Workqueues,
     /// Drops what the device tables removed (see `kapi::xarray`).
     _releases: ReleaseQueue,
-}
-
-/// The module handle, for ib_core's `owner` field.
-pub(crate) fn module_ref() -> &'static ThisModule {
-    &THIS_MODULE
 }
 
 impl kernel::InPlaceModule for RrxeModule {

@@ -19,7 +19,7 @@ use kernel::prelude::*;
 use crate::icrc::KernelCrc32;
 use crate::kapi::net::{
     netdev::NetDevice,
-    route::{Route, TxPacket},
+    route::{self, Route, TxPacket},
     skb::SkBuff,
 };
 use crate::proto::bth::{Bth, BTH_LEN};
@@ -31,13 +31,15 @@ use crate::proto::ip::{
 use crate::proto::opcode::RC_FLUSH;
 use crate::proto::path::IpPair;
 use crate::proto::Header;
-use crate::qp::Endpoints;
+use crate::qp::{DevCore, Endpoints};
 use crate::rrxe_ratelimited;
-use crate::stats::{Counter, Stats};
+use crate::stats::Counter;
 
 /// Longest BTH + extension headers (RDMA WRITE FIRST with immediate: BTH,
 /// RETH, ImmDt; atomic: BTH, AtomicETH), rounded up.
 const MAX_TRANSPORT_HDR: usize = 64;
+/// Longest IP, UDP and transport headers.
+const MAX_HEADERS: usize = IPV6_HDR_LEN + UDP_HDR_LEN + MAX_TRANSPORT_HDR;
 
 /// A packet's payload source: appends `len` bytes to the packet, calling
 /// the checksum callback on each piece as written.
@@ -77,6 +79,14 @@ fn ip_udp_len(ips: &IpPair) -> usize {
         }
 }
 
+/// The addresses of a path, as a route lookup takes them.
+fn route_pair(ips: &IpPair) -> route::IpPair {
+    match *ips {
+        IpPair::V4 { saddr, daddr } => route::IpPair::V4 { saddr, daddr },
+        IpPair::V6 { saddr, daddr } => route::IpPair::V6 { saddr, daddr },
+    }
+}
+
 /// The route to use for `ep`: the cached one if still valid and for the
 /// same addresses and interface (a path migration changes them), else a
 /// new lookup (cached) out of the source GID's netdev (`netdev` itself
@@ -92,12 +102,12 @@ fn route<'a>(
     };
     if cache
         .as_ref()
-        .is_some_and(|r| r.pair() != &ep.ips || r.oif() != oif || !r.is_valid())
+        .is_some_and(|r| r.pair() != &route_pair(&ep.ips) || r.oif() != oif || !r.is_valid())
     {
         *cache = None;
     }
     if cache.is_none() {
-        let r = Route::lookup(netdev.net(), oif, &ep.ips).inspect_err(|e| {
+        let r = Route::lookup(netdev.net(), oif, &route_pair(&ep.ips)).inspect_err(|e| {
             rrxe_ratelimited!(
                 pr_warn,
                 "rrxe: {}: no route: error {}\n",
@@ -116,12 +126,55 @@ fn rxe_flush_icrc() -> bool {
     *crate::module_parameters::flush_icrc_rxe.value() != 0
 }
 
-/// Sends one packet with `bth` and `ext` and `payload_len` payload bytes
-/// that `fill` appends, and counts it in `stats` (sent, or refused by the
-/// IP stack).
+/// The IP, UDP and transport headers of a packet to `ep` with `bth`, `ext`
+/// and `payload_len` payload bytes, written into `hdr`: their length and
+/// the ICRC over them.  `roce_len` is the UDP payload's length.
+fn write_all_headers(
+    hdr: &mut [u8; MAX_HEADERS],
+    ep: &Endpoints,
+    (bth, ext): (&Bth, &ExtHeaders),
+    payload_len: usize,
+    roce_len: usize,
+) -> Result<(usize, IcrcHasher<KernelCrc32>)> {
+    let net_len = ip_udp_len(&ep.ips);
+    let udp_len = u16::try_from(UDP_HDR_LEN + roce_len)?;
+    let version = match ep.ips {
+        IpPair::V4 { saddr, daddr } => {
+            // DF set, so the ID may be anything (RFC 6864): 0.
+            let ip = Ipv4Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, ep.hop_limit, 0);
+            ip.emit(&mut hdr[..IPV4_HDR_LEN])?;
+            IpVersion::V4
+        }
+        IpPair::V6 { saddr, daddr } => {
+            let ip = Ipv6Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, 0, ep.hop_limit);
+            ip.emit(&mut hdr[..IPV6_HDR_LEN])?;
+            IpVersion::V6
+        }
+    };
+    UdpHdr::new(ep.sport, ROCE_V2_UDP_DPORT, udp_len - UDP_HDR_LEN as u16)
+        .emit(&mut hdr[net_len - UDP_HDR_LEN..net_len])?;
+    let tlen = write_headers(&mut hdr[net_len..], bth, ext, payload_len)?;
+    let headers = &hdr[..net_len + tlen];
+    let mut icrc = IcrcHasher::<KernelCrc32>::new(
+        version,
+        &headers[..net_len],
+        &headers[net_len..net_len + BTH_LEN],
+    )?;
+    icrc.update(&headers[net_len + BTH_LEN..]);
+    if bth.opcode() == RC_FLUSH && rxe_flush_icrc() {
+        // C rxe's coverage of FLUSH: the headers once more, unmasked (its
+        // opcode table gives FLUSH no payload offset, so its "payload"
+        // starts at the BTH).
+        icrc.update(&headers[net_len..]);
+    }
+    Ok((net_len + tlen, icrc))
+}
+
+/// Sends one packet of device `dev` with `bth` and `ext` and
+/// `payload_len` payload bytes that `fill` appends, and counts it in the
+/// device's counters (sent, or refused by the IP stack).
 pub(crate) fn send<E>(
-    netdev: &NetDevice,
-    stats: &Stats,
+    dev: &DevCore,
     cache: &mut Option<Route>,
     ep: &Endpoints,
     bth: &Bth,
@@ -131,40 +184,10 @@ pub(crate) fn send<E>(
 ) -> core::result::Result<Sent, TxError<E>> {
     let roce_len = packet_len(bth.opcode(), payload_len).ok_or(EINVAL)?;
     let net_len = ip_udp_len(&ep.ips);
-    let udp_len = u16::try_from(UDP_HDR_LEN + roce_len).map_err(|_| EINVAL)?;
-    let mut hdr = [0u8; IPV6_HDR_LEN + UDP_HDR_LEN + MAX_TRANSPORT_HDR];
-    let version = match ep.ips {
-        IpPair::V4 { saddr, daddr } => {
-            // DF set, so the ID may be anything (RFC 6864): 0.
-            let ip = Ipv4Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, ep.hop_limit, 0);
-            ip.emit(&mut hdr[..IPV4_HDR_LEN]).map_err(|_| EINVAL)?;
-            IpVersion::V4
-        }
-        IpPair::V6 { saddr, daddr } => {
-            let ip = Ipv6Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, 0, ep.hop_limit);
-            ip.emit(&mut hdr[..IPV6_HDR_LEN]).map_err(|_| EINVAL)?;
-            IpVersion::V6
-        }
-    };
-    UdpHdr::new(ep.sport, ROCE_V2_UDP_DPORT, udp_len - UDP_HDR_LEN as u16)
-        .emit(&mut hdr[net_len - UDP_HDR_LEN..net_len])
-        .map_err(|_| EINVAL)?;
-    let tlen = write_headers(&mut hdr[net_len..], bth, ext, payload_len).map_err(|_| EINVAL)?;
-    let headers = &hdr[..net_len + tlen];
-    let mut icrc = IcrcHasher::<KernelCrc32>::new(
-        version,
-        &headers[..net_len],
-        &headers[net_len..net_len + BTH_LEN],
-    )
-    .map_err(|_| EINVAL)?;
-    icrc.update(&headers[net_len + BTH_LEN..]);
-    if bth.opcode() == RC_FLUSH && rxe_flush_icrc() {
-        // C rxe's coverage of FLUSH: the headers once more, unmasked (its
-        // opcode table gives FLUSH no payload offset, so its "payload"
-        // starts at the BTH).
-        icrc.update(&headers[net_len..]);
-    }
-
+    let mut hdr = [0u8; MAX_HEADERS];
+    let (hlen, mut icrc) = write_all_headers(&mut hdr, ep, (bth, ext), payload_len, roce_len)?;
+    let headers = &hdr[..hlen];
+    let (netdev, stats) = (&*dev.netdev, &dev.stats);
     let r = route(cache, netdev, ep)?;
     let mut pkt = TxPacket::new(r, net_len + roce_len)?;
     pkt.append(headers)?;
@@ -195,15 +218,14 @@ pub(crate) fn send<E>(
 
 /// Sends a packet without payload (an acknowledgement).
 pub(crate) fn send_header_only(
-    netdev: &NetDevice,
-    stats: &Stats,
+    dev: &DevCore,
     cache: &mut Option<Route>,
     ep: &Endpoints,
     bth: &Bth,
     ext: &ExtHeaders,
 ) -> core::result::Result<Sent, Error> {
     let mut none = |_: &mut TxPacket, _: &mut dyn FnMut(&[u8])| Ok::<(), Error>(());
-    send(netdev, stats, cache, ep, bth, ext, 0, &mut none).map_err(|e| match e {
+    send(dev, cache, ep, bth, ext, 0, &mut none).map_err(|e| match e {
         TxError::Fill(e) | TxError::Net(e) => e,
     })
 }

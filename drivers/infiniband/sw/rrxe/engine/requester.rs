@@ -7,7 +7,8 @@
 //! ACK on the last packet of each message and at least every
 //! [`MAX_PKT_PER_ACK`] packets; the retransmit timer runs while anything
 //! is unacknowledged.  UC WQEs complete as soon as their last packet is
-//! sent.  UD sends are `datagram`'s.
+//! sent.  UD sends are `datagram`'s (`requester/datagram.rs`, as the UD
+//! responder is `responder/datagram.rs`).
 //!
 //! RDMA READ and atomics (RC only) are one request packet each; a READ
 //! takes as many PSNs as its response has packets, and one resent after
@@ -18,12 +19,14 @@
 //! (C rxe leaves it, and everything after it, waiting forever).
 //!
 //! Memory window binds and local invalidates send nothing: they are
-//! carried out once they are the oldest WQE (`local_op`).
+//! carried out once they are the oldest WQE (`requester/local_op.rs`).
+
+mod datagram;
+mod local_op;
 
 use kernel::{prelude::*, sync::Arc, time::Delta};
 
-use super::send::{deliver_sent, Step};
-use super::{fail, fail_head};
+use super::{fail, fail_head, rx};
 use crate::proto::atmeth::AtomicEth;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
@@ -41,7 +44,16 @@ use crate::qp::{
     send::{SendSide, TimerKind},
     Qp,
 };
-use crate::tx::{self, TxError};
+use crate::tx::{self, Sent, TxError};
+
+/// What one step did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Something was done; there may be more.
+    Progress,
+    /// Nothing to do until new input (a doorbell, a packet, a timer).
+    Idle,
+}
 
 /// Unacknowledged PSNs an RC requester may have outstanding.
 pub(crate) const MAX_UNACKED_PSNS: u32 = 128;
@@ -115,7 +127,7 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         return Step::Idle;
     }
     if qp.is_datagram() {
-        return super::datagram::step(qp, s);
+        return datagram::step(qp, s);
     }
     if qp.qp_type == QpType::Rc && s.comp_psn.distance_to(s.psn) >= MAX_UNACKED_PSNS {
         return Step::Idle;
@@ -142,7 +154,7 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     if w.hdr.op.is_local() {
         // Once everything posted before it is retired.
         if idx == 0 {
-            return super::local_op::execute(qp, s);
+            return local_op::execute(qp, s);
         }
         return Step::Idle;
     }
@@ -222,16 +234,7 @@ fn send_one(
     let mut fill = |pkt: &mut crate::kapi::net::route::TxPacket, f: &mut dyn FnMut(&[u8])| {
         crate::wqe::gather(wr, off, len as usize, pkt, f)
     };
-    let sent = tx::send(
-        &qp.dev.netdev,
-        &qp.dev.stats,
-        route,
-        ep,
-        &bth,
-        &ext,
-        len as usize,
-        &mut fill,
-    );
+    let sent = tx::send(&qp.dev, route, ep, &bth, &ext, len as usize, &mut fill);
     match sent {
         Ok(sent) => deliver_sent(qp, sent),
         Err(TxError::Fill(err)) => {
@@ -331,5 +334,12 @@ fn packet_sent(qp: &Arc<Qp>, s: &mut SendSide, idx: usize, ack_req: bool) {
     }
     if qp.qp_type == QpType::Rc && s.timer.is_none() {
         arm_retransmit(qp, s);
+    }
+}
+
+/// Delivers a packet the requester addressed to this host.
+fn deliver_sent(qp: &Qp, sent: Sent) {
+    if let Sent::Loopback(skb) = sent {
+        rx::receive(&qp.dev, skb);
     }
 }

@@ -157,9 +157,7 @@ fn transmit_ack(qp: &Qp, r: &mut RecvSide, syn: Syndrome, psn: Psn) {
 fn transmit(qp: &Qp, r: &mut RecvSide, opcode: u8, psn: Psn, ext: &ExtHeaders) {
     let Some(ep) = qp.path.get() else { return };
     let bth = Bth::new(opcode, r.params.dest_qpn, psn).with_pkey(BTH_DEF_PKEY);
-    if let Ok(Sent::Loopback(skb)) =
-        tx::send_header_only(&qp.dev.netdev, &qp.dev.stats, &mut r.route, &ep, &bth, ext)
-    {
+    if let Ok(Sent::Loopback(skb)) = tx::send_header_only(&qp.dev, &mut r.route, &ep, &bth, ext) {
         rx::receive(&qp.dev, skb);
     }
 }
@@ -283,7 +281,7 @@ fn do_send(qp: &Qp, r: &mut RecvSide, rx: &RxPacket<'_>, pkt: &Packet<'_>) -> Re
 /// the requester still gets its ACK, since the message itself was
 /// received (IBTA class J, as on C rxe).
 fn invalidate(qp: &Qp, rkey: u32) -> Result<(), Outcome> {
-    super::local_op::invalidate(qp, rkey, Some(qp.ident)).map_err(|why| Outcome::Unacknowledged {
+    super::invalidate::rkey(qp, rkey, Some(qp.ident)).map_err(|why| Outcome::Unacknowledged {
         status: WcStatus::RemInvReqErr,
         why,
     })

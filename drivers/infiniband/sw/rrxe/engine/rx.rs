@@ -13,11 +13,13 @@
 //! appended to the QP's queue for the task that handles it (requests: the
 //! receive task; acknowledgements: the send task), bounded in packets and
 //! in bytes, and the task is scheduled; a datagram to a multicast group
-//! goes to its members' queues (`engine::multicast`).  Everything else,
+//! goes to its members' queues (`rx/multicast.rs`).  Everything else,
 //! and whatever does not fit a queue, is dropped and counted
 //! (`rcv_dropped`).  Nothing is allocated here but the clones of a
 //! multicast datagram, and no lock is taken but the queues' and the
 //! multicast groups'.
+
+mod multicast;
 
 use kernel::sync::Arc;
 
@@ -146,7 +148,7 @@ struct Dropped;
 enum Target {
     /// To a QP; true if it is a request.
     Qp(Arc<Qp>, bool),
-    /// A datagram to a multicast group (`engine::multicast`).
+    /// A datagram to a multicast group (`engine/rx/multicast.rs`).
     Multicast,
 }
 
@@ -230,7 +232,7 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
 pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
     match check(dev, &mut skb) {
         Ok(Target::Qp(qp, request)) => enqueue(&qp, skb, request),
-        Ok(Target::Multicast) => super::multicast::deliver(dev, skb),
+        Ok(Target::Multicast) => multicast::deliver(dev, skb),
         Err(Dropped) => {
             drop(skb);
             dev.stats.inc(Counter::RcvDropped);

@@ -14,21 +14,12 @@ use kernel::{
     time::{Instant, Monotonic},
 };
 
-use super::{completer, queue_send, requester, rx, BUDGET, PASSES_PER_RUN};
+use super::requester::{self, Step};
+use super::{completer, queue_send, BUDGET, PASSES_PER_RUN};
 use crate::kapi::rdma::event::QpEvent;
 use crate::proto::qp_state::QpState;
 use crate::qp::task::Finish;
 use crate::qp::{send::SendSide, Qp};
-use crate::tx::Sent;
-
-/// What one step did.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// Something was done; there may be more.
-    Progress,
-    /// Nothing to do until new input (a doorbell, a packet, a timer).
-    Idle,
-}
 
 /// Runs the send task as its owner (its work item, or the doorbell that
 /// claimed it: `inline`): passes while input arrives during them; work
@@ -131,12 +122,5 @@ fn timer_due(qp: &Qp, s: &SendSide) -> bool {
     match s.timer {
         Some((_, when)) => (when - Instant::<Monotonic>::now()).as_nanos() <= 0,
         None => false,
-    }
-}
-
-/// Delivers a packet the requester or completer addressed to this host.
-pub(crate) fn deliver_sent(qp: &Qp, sent: Sent) {
-    if let Sent::Loopback(skb) = sent {
-        rx::receive(&qp.dev, skb);
     }
 }

@@ -31,8 +31,8 @@ use kernel::{
 };
 
 use crate::kapi::rdma::mr::{odp::Prefetch, PdId};
+use crate::kapi::rdma::wr::Sge;
 use crate::mr::{MrState, MrTable, LOCAL_WRITE};
-use crate::proto::wqe::Sge;
 
 /// One resolved SGE: the region, the offset in it and the length.
 struct Part {
@@ -129,7 +129,7 @@ pub(crate) fn advise(mrs: &MrTable, pd: PdId, how: Prefetch, flush: bool, sges: 
         }),
         GFP_KERNEL,
     )?;
-    crate::engine::schedule_prefetch(job);
+    crate::engine::schedule_user_job(job);
     Ok(())
 }
 

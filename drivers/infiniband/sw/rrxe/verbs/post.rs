@@ -27,7 +27,7 @@ use kernel::{
 
 use crate::device::RrxeDev;
 use crate::engine;
-use crate::kapi::rdma::wr::{RecvWr, SendWr};
+use crate::kapi::rdma::wr::{self, RecvWr, SendWr};
 use crate::proto::post::{encode_recv, encode_send, inline_area, Payload, SendFields};
 use crate::proto::qp_state::QpState;
 use crate::proto::wqe::{send_flags, RegReq, Sge};
@@ -55,16 +55,20 @@ fn append(q: &Queue, build: impl FnOnce(&mut [u8]) -> Result) -> Result {
 }
 
 /// Runs `f` on the `n` SGEs of `sges` gathered into an array on the
-/// stack (at most `MAX_SGE`, the QP limit the callers checked: `EINVAL`
-/// beyond it).
+/// stack, as the WQE holds them (at most `MAX_SGE`, the QP limit the
+/// callers checked: `EINVAL` beyond it).
 fn with_sges(
-    sges: impl Iterator<Item = Sge>,
+    sges: impl Iterator<Item = wr::Sge>,
     n: usize,
     f: impl FnOnce(&[Sge]) -> Result,
 ) -> Result {
     let mut buf = [Sge::default(); crate::param::MAX_SGE as usize];
     for (d, s) in buf.iter_mut().zip(sges) {
-        *d = s;
+        *d = Sge {
+            addr: s.addr,
+            length: s.length,
+            lkey: s.lkey,
+        };
     }
     f(buf.get(..n).ok_or(EINVAL)?)
 }
@@ -113,11 +117,11 @@ pub(crate) fn post_send(qp: &Qp, wr: &SendWr<'_, RrxeDev>) -> Result {
             if total > caps.max_inline_data as usize {
                 return Err(EINVAL);
             }
-            encode_send(&f, Payload::InlineLen(total), slot).map_err(|_| EINVAL)?;
+            encode_send(&f, Payload::InlineLen(total), slot)?;
             wr.copy_inline(inline_area(slot, total).ok_or(EINVAL)?)
         } else {
             with_sges(wr.sges(), wr.num_sge(), |sges| {
-                encode_send(&f, Payload::Sges(sges), slot).map_err(|_| EINVAL)
+                Ok(encode_send(&f, Payload::Sges(sges), slot)?)
             })
         }
     })
@@ -141,7 +145,7 @@ pub(crate) fn post_recv(qp: &Qp, wr: &RecvWr<'_>) -> Result {
 fn append_recv(q: &Queue, wr: &RecvWr<'_>) -> Result {
     append(q, |slot| {
         with_sges(wr.sges(), wr.num_sge(), |sges| {
-            encode_recv(wr.wr_id, sges, slot).map_err(|_| EINVAL)
+            Ok(encode_recv(wr.wr_id, sges, slot)?)
         })
     })
 }
@@ -190,12 +194,10 @@ mod tests {
             lkey: 5,
         }];
         for i in 0..3u64 {
-            append(&q, |slot| {
-                encode_recv(100 + i, &sge, slot).map_err(|_| EINVAL)
-            })?;
+            append(&q, |slot| Ok(encode_recv(100 + i, &sge, slot)?))?;
         }
         assert_eq!(
-            append(&q, |slot| encode_recv(103, &sge, slot).map_err(|_| EINVAL)),
+            append(&q, |slot| Ok(encode_recv(103, &sge, slot)?)),
             Err(ENOMEM)
         );
         // The engine's view: three entries, the first as posted.
@@ -212,9 +214,7 @@ mod tests {
             opcode: crate::proto::wqe::wr::SEND,
             ..Default::default()
         };
-        append(&q, |slot| {
-            encode_send(&f, Payload::Sges(&sge), slot).map_err(|_| EINVAL)
-        })?;
+        append(&q, |slot| Ok(encode_send(&f, Payload::Sges(&sge), slot)?))?;
         q.read_slot(3, &mut slot)?;
         let h = decode_send(&slot, 1, 0).map_err(|_| EINVAL)?;
         assert_eq!((h.wr_id, h.op), (7, SendOp::Send));

@@ -157,8 +157,7 @@ pub(crate) fn reply_step(qp: &Arc<Qp>, r: &mut RecvSide) {
             None => Ok(()),
         };
     let sent = tx::send(
-        &qp.dev.netdev,
-        &qp.dev.stats,
+        &qp.dev,
         &mut r.route,
         &ep,
         &bth,

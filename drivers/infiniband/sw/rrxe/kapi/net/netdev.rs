@@ -154,14 +154,12 @@ impl NetDevice {
         if !self.is_vlan() {
             return None;
         }
-        // SAFETY: Live (type invariant) VLAN device (checked above); both
-        // functions only read its private part.
-        let (id, real) = unsafe {
-            (
-                bindings::vlan_dev_vlan_id(self.as_raw()),
-                bindings::vlan_dev_real_dev(self.as_raw()),
-            )
-        };
+        // SAFETY: Live (type invariant) VLAN device (checked above);
+        // `vlan_dev_vlan_id` only reads its private part.
+        let id = unsafe { bindings::vlan_dev_vlan_id(self.as_raw()) };
+        // SAFETY: Live (type invariant) VLAN device (checked above);
+        // `vlan_dev_real_dev` only reads its private part.
+        let real = unsafe { bindings::vlan_dev_real_dev(self.as_raw()) };
         if real.is_null() {
             return None;
         }
@@ -187,10 +185,11 @@ impl NetDevice {
 
     /// Running with carrier: the RoCE port is ACTIVE exactly then.
     pub(crate) fn is_running_with_carrier(&self) -> bool {
-        // SAFETY: Live device (type invariant); both helpers only test
-        // state bits.
-        unsafe {
-            bindings::netif_running(self.as_raw()) && bindings::netif_carrier_ok(self.as_raw())
-        }
+        // SAFETY: Live device (type invariant); `netif_running` only tests
+        // a state bit.
+        let running = unsafe { bindings::netif_running(self.as_raw()) };
+        // SAFETY: Live device (type invariant); `netif_carrier_ok` only
+        // tests a state bit.
+        running && unsafe { bindings::netif_carrier_ok(self.as_raw()) }
     }
 }

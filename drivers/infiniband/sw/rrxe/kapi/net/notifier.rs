@@ -80,16 +80,17 @@ impl<H: NetdevHandler> NetdevNotifier<H> {
             // INVARIANT: Registered here; a failed registration yields no
             // `Self`.
             nb <- Opaque::try_ffi_init(|slot: *mut bindings::notifier_block| {
-                // SAFETY: `slot` is valid for writes and pinned: it lives in
-                // this pinned struct until `drop` unregisters it.
+                // SAFETY: `slot` is valid for writes.
                 unsafe {
                     slot.write(bindings::notifier_block {
                         notifier_call: Some(Self::call),
                         next: core::ptr::null_mut(),
                         priority: 0,
-                    });
-                    to_result(bindings::register_netdevice_notifier(slot))
-                }
+                    })
+                };
+                // SAFETY: `slot` was initialised above and is pinned: it
+                // lives in this pinned struct until `drop` unregisters it.
+                to_result(unsafe { bindings::register_netdevice_notifier(slot) })
             }),
             _handler: PhantomData,
         })
@@ -105,8 +106,11 @@ impl<H: NetdevHandler> NetdevNotifier<H> {
         ptr: *mut kernel::ffi::c_void,
     ) -> kernel::ffi::c_int {
         // SAFETY: The netdevice notifier chain always passes a
-        // `netdev_notifier_info` whose device is live for the callback.
-        let dev = unsafe { NetDevice::from_raw(bindings::netdev_notifier_info_to_dev(ptr.cast())) };
+        // `netdev_notifier_info`, valid for the callback.
+        let dev = unsafe { bindings::netdev_notifier_info_to_dev(ptr.cast()) };
+        // SAFETY: The info's device is live (and referenced) for the
+        // callback.
+        let dev = unsafe { NetDevice::from_raw(dev) };
         H::event(NetdevEvent::from_raw(event as u64), dev);
         bindings::NOTIFY_DONE as kernel::ffi::c_int
     }

@@ -46,13 +46,16 @@ impl<T: PernetExit> PernetRegistration<T> {
             // INVARIANT: Registered here; a failed registration yields no
             // `Self`.
             ops <- Opaque::try_ffi_init(|ops: *mut bindings::pernet_operations| {
-                // SAFETY: `ops` is pinned memory we initialise; all-zeroes
-                // is a valid empty ops struct, then only `exit` is set.
-                unsafe {
-                    ops.write(core::mem::zeroed());
-                    (*ops).exit = Some(exit::<T>);
-                    kernel::error::to_result(bindings::register_pernet_subsys(ops))
-                }
+                // SAFETY: `ops` is valid for writes; all-zeroes is a valid
+                // empty ops struct.
+                unsafe { ops.write(core::mem::zeroed()) };
+                // SAFETY: `ops` was initialised above and is exclusively
+                // ours until it is registered below.
+                let o = unsafe { &mut *ops };
+                o.exit = Some(exit::<T>);
+                // SAFETY: `ops` is initialised, with only `exit` set, and
+                // pinned until `drop` unregisters it.
+                kernel::error::to_result(unsafe { bindings::register_pernet_subsys(ops) })
             }),
             _t: PhantomData,
         })
@@ -73,5 +76,6 @@ impl<T: PernetExit> PinnedDrop for PernetRegistration<T> {
 /// Called by the pernet core with a namespace being dismantled.
 unsafe extern "C" fn exit<T: PernetExit>(net: *mut bindings::net) {
     // SAFETY: The namespace is live for the duration of the call.
-    T::exit(unsafe { Net::from_raw(net) });
+    let net = unsafe { Net::from_raw(net) };
+    T::exit(net);
 }

@@ -17,9 +17,28 @@ use kernel::{bindings, error::from_err_ptr, prelude::*};
 use super::netdev::NetDevice;
 use super::skb::SkBuff;
 use super::udp_tunnel::Net;
-use crate::proto::path::IpPair;
 
 const IPPROTO_UDP: u8 = 17;
+
+/// The source and destination addresses a route is looked up for, in
+/// network byte order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IpPair {
+    /// IPv4.
+    V4 {
+        /// Source (a local address).
+        saddr: [u8; 4],
+        /// Destination.
+        daddr: [u8; 4],
+    },
+    /// IPv6.
+    V6 {
+        /// Source (a local address).
+        saddr: [u8; 16],
+        /// Destination.
+        daddr: [u8; 16],
+    },
+}
 /// `HH_DATA_MOD`: link-layer header room is rounded to this.
 const HH_DATA_MOD: usize = 16;
 
@@ -209,11 +228,13 @@ impl TxPacket {
 
     /// Appends `n` zero bytes.
     pub(crate) fn append_zeros(&mut self, n: usize) -> Result<&[u8]> {
-        // SAFETY: The closure writes all `n` bytes.
-        unsafe {
-            self.skb
-                .put_with(n, |dst| core::ptr::write_bytes(dst, 0, n))
-        }
+        let fill = |dst: *mut u8| {
+            // SAFETY: `dst` is `n` writable bytes inside the skb
+            // (`put_with`).
+            unsafe { core::ptr::write_bytes(dst, 0, n) }
+        };
+        // SAFETY: `fill` writes all `n` bytes.
+        unsafe { self.skb.put_with(n, fill) }
     }
 
     /// The skb, for the other kapi modules that append to it.
@@ -225,19 +246,21 @@ impl TxPacket {
     /// takes its own reference).  `EAGAIN` if the stack dropped it.
     pub(crate) fn send(self, route: &Route, netdev: &NetDevice) -> Result {
         let skb = self.skb.into_raw();
-        // SAFETY: `skb` is ours; the route's dst is live (type invariant
-        // of `Route`), and `dst_hold` takes a reference for the skb, which
-        // `skb_dst_set` hands to it; `ip_local_out` consumes the skb in
-        // every case.
-        let ret = unsafe {
-            bindings::dst_hold(route.dst.as_ptr());
-            bindings::skb_dst_set(skb, route.dst.as_ptr());
-            let net = netdev.net().as_raw();
-            if route.v6 {
-                bindings::ip6_local_out(net, core::ptr::null_mut(), skb)
-            } else {
-                bindings::ip_local_out(net, core::ptr::null_mut(), skb)
-            }
+        let dst = route.dst.as_ptr();
+        // SAFETY: The route's dst is live (type invariant of `Route`); this
+        // takes a reference for the skb.
+        unsafe { bindings::dst_hold(dst) };
+        // SAFETY: `skb` is ours (from `into_raw`) and has no dst yet; it
+        // takes the reference just taken.
+        unsafe { bindings::skb_dst_set(skb, dst) };
+        let net = netdev.net().as_raw();
+        let ret = if route.v6 {
+            // SAFETY: `net` is live (`netdev`'s namespace) and `skb` ours,
+            // with a dst; `ip6_local_out` consumes the skb in every case.
+            unsafe { bindings::ip6_local_out(net, core::ptr::null_mut(), skb) }
+        } else {
+            // SAFETY: As for `ip6_local_out`.
+            unsafe { bindings::ip_local_out(net, core::ptr::null_mut(), skb) }
         };
         // `net_xmit_eval`: congestion notification is not a loss.
         if ret == 0 || ret == bindings::NET_XMIT_CN as i32 {

@@ -81,7 +81,9 @@ impl SkBuff {
     }
 
     /// Appends `len` bytes (must fit the tailroom), lets `fill` write them
-    /// through a raw pointer, and returns them as a slice.
+    /// through a raw pointer (to the `len` appended bytes, writable and
+    /// inside the skb, not overlapping any Rust object), and returns them as
+    /// a slice.
     ///
     /// # Safety
     ///
@@ -107,12 +109,13 @@ impl SkBuff {
 
     /// Appends a copy of `src` (must fit the tailroom).
     pub(super) fn put_bytes(&mut self, src: &[u8]) -> Result<&[u8]> {
-        // SAFETY: The closure writes all `src.len()` bytes.
-        unsafe {
-            self.put_with(src.len(), |dst| {
-                core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len())
-            })
-        }
+        let fill = |dst: *mut u8| {
+            // SAFETY: `dst` is `src.len()` writable bytes inside the skb
+            // (`put_with`), so disjoint from the Rust slice `src`.
+            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) }
+        };
+        // SAFETY: `fill` writes all `src.len()` bytes.
+        unsafe { self.put_with(src.len(), fill) }
     }
 
     /// Tags a received skb with the VLAN ID of the VLAN device it arrived
@@ -174,13 +177,14 @@ impl SkBuff {
     /// data starts at the UDP header), so that offsets count from the IP
     /// header.  `EINVAL` if the network header is not before the data.
     pub(crate) fn push_to_network_header(&mut self) -> Result {
-        // SAFETY: Valid skb we own (type invariant); both pointers are in
-        // its head buffer.
-        let back = unsafe {
-            let data = (*self.as_raw()).data;
-            let nh = bindings::skb_network_header(self.as_raw());
-            data.offset_from(nh)
-        };
+        // SAFETY: Valid skb we own (type invariant); a plain read of a
+        // field.
+        let data = unsafe { (*self.as_raw()).data };
+        // SAFETY: Valid skb we own (type invariant).
+        let nh = unsafe { bindings::skb_network_header(self.as_raw()) };
+        // SAFETY: Both pointers are in the skb's head buffer (one
+        // allocation).
+        let back = unsafe { data.offset_from(nh) };
         let back = u32::try_from(back).map_err(|_| EINVAL)?;
         // SAFETY: `back` bytes before `data` are the IP and UDP headers the
         // stack already parsed, inside the head buffer (`skb_push` checks
@@ -203,14 +207,14 @@ impl SkBuff {
 
     /// The linear part of the data (`skb_headlen` bytes from `data`).
     pub(crate) fn linear(&self) -> &[u8] {
-        // SAFETY: Valid skb (type invariant); `len - data_len` bytes from
-        // `data` are the initialised linear part, unchanged while `self` is
-        // borrowed (no one else changes the skb).
-        unsafe {
-            let s = self.as_raw();
-            let head = (*s).len.saturating_sub((*s).data_len) as usize;
-            core::slice::from_raw_parts((*s).data, head)
-        }
+        let s = self.as_raw();
+        // SAFETY: Valid skb (type invariant); plain reads of fields we own.
+        let (len, data_len, data) = unsafe { ((*s).len, (*s).data_len, (*s).data) };
+        let head = len.saturating_sub(data_len) as usize;
+        // SAFETY: `len - data_len` bytes from `data` are the skb's
+        // initialised linear part, unchanged while `self` is borrowed (no
+        // one else changes the skb: type invariant).
+        unsafe { core::slice::from_raw_parts(data, head) }
     }
 
     /// Calls `f` on the data `[off, off + len)` piece by piece, in place

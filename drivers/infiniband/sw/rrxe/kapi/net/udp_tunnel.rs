@@ -114,18 +114,19 @@ impl<H: EncapRecv> TunnelSocket<H> {
         let mut cfg: bindings::udp_port_cfg = unsafe { core::mem::zeroed() };
         cfg.local_udp_port = port.to_be();
         let mut sock: *mut bindings::socket = core::ptr::null_mut();
-        // SAFETY: `net` is live; `cfg` and `sock` are valid for the call.
-        let ret = unsafe {
-            match family {
-                Family::V4 => {
-                    cfg.family = AF_INET;
-                    bindings::udp_sock_create4(net.as_raw(), &mut cfg, &mut sock)
-                }
-                Family::V6 => {
-                    cfg.family = AF_INET6;
-                    cfg.set_ipv6_v6only(1);
-                    bindings::udp_sock_create6(net.as_raw(), &mut cfg, &mut sock)
-                }
+        let ret = match family {
+            Family::V4 => {
+                cfg.family = AF_INET;
+                // SAFETY: `net` is live; `cfg` and `sock` are valid for the
+                // call.
+                unsafe { bindings::udp_sock_create4(net.as_raw(), &mut cfg, &mut sock) }
+            }
+            Family::V6 => {
+                cfg.family = AF_INET6;
+                cfg.set_ipv6_v6only(1);
+                // SAFETY: `net` is live; `cfg` and `sock` are valid for the
+                // call.
+                unsafe { bindings::udp_sock_create6(net.as_raw(), &mut cfg, &mut sock) }
             }
         };
         kernel::error::to_result(ret)?;
@@ -134,8 +135,12 @@ impl<H: EncapRecv> TunnelSocket<H> {
         let mut tcfg: bindings::udp_tunnel_sock_cfg = unsafe { core::mem::zeroed() };
         tcfg.encap_type = ENCAP_TYPE;
         tcfg.encap_rcv = Some(encap_rcv::<H>);
-        // SAFETY: `sock` was just created in `net`; `tcfg` is copied.
-        unsafe { bindings::setup_udp_tunnel_sock(net.as_raw(), (*sock.as_ptr()).sk, &mut tcfg) };
+        // SAFETY: `sock` was just created, and is owned by us; a kernel
+        // socket's `sk` is set at creation.
+        let sk = unsafe { (*sock.as_ptr()).sk };
+        // SAFETY: `sk` is the socket just created in `net`; `tcfg` is
+        // copied.
+        unsafe { bindings::setup_udp_tunnel_sock(net.as_raw(), sk, &mut tcfg) };
         // INVARIANT: The socket just made and set up for `H` is owned by the
         // returned value.
         Ok(Self {
@@ -147,14 +152,17 @@ impl<H: EncapRecv> TunnelSocket<H> {
 
 impl<H: EncapRecv> Drop for TunnelSocket<H> {
     fn drop(&mut self) {
+        // SAFETY: We own the socket (type invariant); its `sk` is set at
+        // creation.
+        let sk = unsafe { (*self.sock.as_ptr()).sk };
         // SAFETY: We own the socket (type invariant) and release it once,
-        // here; after release no new handler call starts, and
-        // `synchronize_net` waits out those in progress (they run under RCU
-        // in softirq), so `H` is not used after this returns.
-        unsafe {
-            bindings::udp_tunnel_sock_release((*self.sock.as_ptr()).sk);
-            bindings::synchronize_net();
-        }
+        // here; nothing uses it afterwards.
+        unsafe { bindings::udp_tunnel_sock_release(sk) };
+        // SAFETY: Process context (drop of an owned socket).  After the
+        // release no new handler call starts, and this waits out those in
+        // progress (they run under RCU in softirq), so `H` is not used
+        // after this returns.
+        unsafe { bindings::synchronize_net() };
     }
 }
 
@@ -185,6 +193,7 @@ unsafe extern "C" fn encap_rcv<H: EncapRecv>(
     }
     // SAFETY: `dev` (not null) is the live receiving device, which stays
     // valid for the softirq, so for this call (RCU).
-    H::recv(unsafe { NetDevice::from_raw(dev) }, skb);
+    let dev = unsafe { NetDevice::from_raw(dev) };
+    H::recv(dev, skb);
     0
 }

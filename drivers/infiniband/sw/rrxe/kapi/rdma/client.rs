@@ -144,14 +144,14 @@ impl<H: ClientHandler> ClientRegistration<H> {
                 // SAFETY: `slot` is valid for writes; all-zero is the
                 // empty `ib_client` ib_core expects before registration.
                 unsafe { slot.write(core::mem::zeroed()) };
-                // SAFETY: `slot` was initialised above; the name is a
-                // 'static C string.
-                unsafe {
-                    (*slot).name = H::NAME.as_char_ptr();
-                    (*slot).add = Some(Self::add);
-                    (*slot).remove = Some(Self::remove);
-                    (*slot).set_no_kverbs_req(1);
-                }
+                // SAFETY: `slot` was initialised above and is exclusively
+                // ours until `ib_register_client` below.
+                let client = unsafe { &mut *slot };
+                // The name is a 'static C string.
+                client.name = H::NAME.as_char_ptr();
+                client.add = Some(Self::add);
+                client.remove = Some(Self::remove);
+                client.set_no_kverbs_req(1);
                 // SAFETY: `slot` is an initialised client, pinned until
                 // `drop` unregisters it.
                 to_result(unsafe { bindings::ib_register_client(slot) })
@@ -166,7 +166,8 @@ impl<H: ClientHandler> ClientRegistration<H> {
     /// registered when the client was), valid for the call.
     unsafe extern "C" fn add(dev: *mut bindings::ib_device) -> kernel::ffi::c_int {
         // SAFETY: ib_core passes a valid device for the call.
-        H::added(unsafe { IbDevice::from_raw(dev) });
+        let dev = unsafe { IbDevice::from_raw(dev) };
+        H::added(dev);
         0
     }
 
@@ -176,7 +177,8 @@ impl<H: ClientHandler> ClientRegistration<H> {
     /// for the call.
     unsafe extern "C" fn remove(dev: *mut bindings::ib_device, _data: *mut core::ffi::c_void) {
         // SAFETY: ib_core passes a valid device for the call.
-        H::removed(unsafe { IbDevice::from_raw(dev) });
+        let dev = unsafe { IbDevice::from_raw(dev) };
+        H::removed(dev);
     }
 }
 

@@ -20,7 +20,6 @@ use super::device::{Device, Driver};
 use super::event::QpHandle;
 use super::udata::UData;
 use super::umap::UserContext;
-use crate::proto::cqe::{Cqe, NetHdr, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE};
 
 /// How a CQ is armed (`enum ib_cq_notify_flags`, include/rdma/ib_verbs.h):
 /// the `flags` of
@@ -41,21 +40,49 @@ pub(crate) mod notify {
         bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS;
 }
 
-/// A completion for a kernel consumer: the entry user space would read,
-/// and the QP's identity (`wc.qp`).
+/// The network header a UD receive buffer starts with (`IB_WC_GRH`,
+/// `enum rdma_network_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NetworkType {
+    /// RoCE v2 over IPv4.
+    Ipv4,
+    /// RoCE v2 over IPv6.
+    Ipv6,
+}
+
+/// A completion for a kernel consumer: the fields of `struct ib_wc` a
+/// RoCE device sets.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct KernelWc {
-    pub(crate) cqe: Cqe,
+    /// The work request's cookie.
+    pub(crate) wr_id: u64,
+    /// `enum ib_wc_status`.
+    pub(crate) status: u32,
+    /// `enum ib_wc_opcode`.
+    pub(crate) opcode: u32,
+    /// Bytes received (receive completions).
+    pub(crate) byte_len: u32,
+    /// Immediate data, the bytes as on the wire (`IB_WC_WITH_IMM`).
+    pub(crate) imm: Option<[u8; 4]>,
+    /// The rkey a SEND with Invalidate invalidated
+    /// (`IB_WC_WITH_INVALIDATE`; never with `imm`).
+    pub(crate) invalidated: Option<u32>,
+    /// Remote QP number (receive completions).
+    pub(crate) src_qp: u32,
+    /// UD receive: the network header the buffer starts with.
+    pub(crate) grh: Option<NetworkType>,
+    /// UD receive: the VLAN ID it arrived with (`IB_WC_WITH_VLAN`).
+    pub(crate) vlan: Option<u16>,
+    /// The QP (`wc.qp`).
     pub(crate) qp: QpHandle,
 }
 
 impl KernelWc {
-    /// Fills `struct ib_wc` (kernel opcodes and statuses have the uverbs
-    /// values).
+    /// Fills `struct ib_wc`.
     fn write_to(&self, wc: &mut bindings::ib_wc) {
-        let c = &self.cqe;
+        let c = self;
         wc.__bindgen_anon_1.wr_id = c.wr_id;
-        wc.status = c.status as u32;
+        wc.status = c.status;
         wc.opcode = c.opcode;
         wc.vendor_err = 0;
         wc.byte_len = c.byte_len;
@@ -65,10 +92,10 @@ impl KernelWc {
         if let Some(imm) = c.imm {
             // `__be32`: the bytes as on the wire.
             wc.ex.imm_data = u32::from_ne_bytes(imm);
-            flags |= WC_WITH_IMM;
+            flags |= bindings::ib_wc_flags_IB_WC_WITH_IMM;
         } else if let Some(rkey) = c.invalidated {
             wc.ex.invalidate_rkey = rkey;
-            flags |= WC_WITH_INVALIDATE;
+            flags |= bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE;
         }
         wc.src_qp = c.src_qp;
         wc.slid = 0;
@@ -84,10 +111,11 @@ impl KernelWc {
         }
         wc.network_hdr_type = 0;
         if let Some(net) = c.grh {
-            flags |= WC_GRH | bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE;
+            flags |=
+                bindings::ib_wc_flags_IB_WC_GRH | bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE;
             wc.network_hdr_type = match net {
-                NetHdr::Ipv4 => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
-                NetHdr::Ipv6 => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
+                NetworkType::Ipv4 => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
+                NetworkType::Ipv6 => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
             } as u8;
         }
         wc.wc_flags = flags as c_int;
@@ -154,16 +182,16 @@ impl CqEvents {
     /// Calls the CQ's completion handler, if the CQ still exists.
     pub(crate) fn notify(&self) {
         let guard = self.0.lock();
-        if let Some(raw) = guard.as_ref() {
-            // SAFETY: By the type invariant the CQ exists while `Some`
-            // (cleared under this lock before ib_core frees it);
-            // `comp_handler` and `cq_context` are set by ib_core at
-            // creation.  The handler does not sleep.
-            unsafe {
-                if let Some(h) = (*raw.0).comp_handler {
-                    h(raw.0, (*raw.0).cq_context);
-                }
-            }
+        let Some(raw) = guard.as_ref() else { return };
+        // SAFETY: By the type invariant the CQ exists while `Some` (cleared
+        // under this lock before ib_core frees it); `comp_handler` and
+        // `cq_context` are set by ib_core at creation.
+        let (handler, context) = unsafe { ((*raw.0).comp_handler, (*raw.0).cq_context) };
+        if let Some(h) = handler {
+            // SAFETY: ib_core's completion handler for this live CQ, called
+            // with the CQ and the context ib_core registered; it does not
+            // sleep.
+            unsafe { h(raw.0, context) };
         }
     }
 
@@ -214,6 +242,28 @@ pub(crate) struct UserCaller<'a> {
     pub(crate) udata: UData<'a>,
 }
 
+impl<'a> UserCaller<'a> {
+    /// The caller of a verb whose `driver_udata` is `udata`: `None` for a
+    /// kernel caller (null `udata`), `EINVAL` if a user caller has no
+    /// context.
+    ///
+    /// # Safety
+    ///
+    /// `udata` is null, or the `driver_udata` of a `uverbs_attr_bundle`
+    /// that is valid, and not otherwise accessed, for `'a`.
+    pub(super) unsafe fn from_udata(udata: *mut bindings::ib_udata) -> Result<Option<Self>> {
+        // SAFETY: Per the function's contract, a non-null `udata` is valid
+        // and not otherwise accessed for `'a`.
+        let Some(udata) = (unsafe { UData::from_raw(udata) }) else {
+            return Ok(None);
+        };
+        // SAFETY: Per the function's contract, `udata` is the
+        // `driver_udata` of its attribute bundle.
+        let ctx = unsafe { udata.user_context() }.ok_or(EINVAL)?;
+        Ok(Some(Self { ctx, udata }))
+    }
+}
+
 /// `create_cq`.
 ///
 /// # Safety
@@ -226,44 +276,70 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
     attrs: *mut bindings::uverbs_attr_bundle,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core's contract: live CQ of our device, readable attr,
-        // and for user callers a bundle whose context and udata are valid
-        // for the call.
-        unsafe {
-            let dev = Device::<T>::from_raw((*cq).device);
-            let a = &*attr;
-            let user = if attrs.is_null()
-                || (*attrs).__bindgen_anon_1.__bindgen_anon_1.context.is_null()
-            {
-                None
-            } else {
-                let b = &mut (*attrs).__bindgen_anon_1.__bindgen_anon_1;
-                Some(UserCaller {
-                    ctx: UserContext::from_raw(b.context),
-                    udata: UData::from_raw(&mut b.driver_udata).ok_or(EINVAL)?,
-                })
-            };
-            let req = CqAttr {
-                cqe: a.cqe,
-                comp_vector: a.comp_vector,
-                flags: a.flags,
-            };
-            // SAFETY: `cq` is the CQ being created; its events are
-            // disconnected by a failed creation (below) or `destroy_cq`.
-            let events = CqEvents::new(cq)?;
-            // A failed create disconnects the events: ib_core frees the
-            // CQ, and a clone the driver kept must not reach it.
-            let (data, cqe) = T::create_cq(dev, req, user, events.clone())
-                .inspect_err(|_| events.disconnect())?;
-            (*cq).cqe = cqe as c_int;
-            let obj = cq.cast::<CqObj<T>>();
-            // INVARIANT: Both slots are initialised from here until
-            // `destroy_cq`.
-            (*obj).data.write(data);
-            (*obj).events.write(events);
-        }
+        // SAFETY: `cq` is live for the call and ib_core set `device`, a
+        // device of ours on which this verb runs.
+        let dev = unsafe { Device::<T>::from_raw((*cq).device) };
+        // SAFETY: ib_core passes `attr` readable for the call.
+        let a = unsafe { &*attr };
+        // SAFETY: ib_core passes a null bundle or one valid, and not
+        // otherwise accessed, for the call.
+        let user = unsafe { user_caller(attrs) }?;
+        let req = CqAttr {
+            cqe: a.cqe,
+            comp_vector: a.comp_vector,
+            flags: a.flags,
+        };
+        // SAFETY: `cq` is the CQ being created; its events are disconnected
+        // by a failed creation (below) or `destroy_cq`.
+        let events = unsafe { CqEvents::new(cq) }?;
+        // A failed create disconnects the events: ib_core frees the CQ, and
+        // a clone the driver kept must not reach it.
+        let (data, cqe) =
+            T::create_cq(dev, req, user, events.clone()).inspect_err(|_| events.disconnect())?;
+        // SAFETY: `cq` is live for the call; ib_core reports `cqe` to the
+        // caller.
+        unsafe { (*cq).cqe = cqe as c_int };
+        let obj = cq.cast::<CqObj<T>>();
+        // INVARIANT: Both slots are initialised from here until
+        // `destroy_cq`.
+        // SAFETY: `obj` has `size_ib_cq` bytes (our `CqObj<T>`); the `data`
+        // slot is written once, here, and read back by the verbs and
+        // `destroy_cq`.
+        unsafe { (*obj).data.write(data) };
+        // SAFETY: `obj` has `size_ib_cq` bytes; the `events` slot is written
+        // once, here, and read back only by `destroy_cq`.
+        unsafe { (*obj).events.write(events) };
         Ok(0)
     })
+}
+
+/// The user caller of `create_cq`, from its attribute bundle: `None` for a
+/// kernel caller (no bundle, or no context in it).
+///
+/// # Safety
+///
+/// `attrs` is null or a `uverbs_attr_bundle` valid, and not otherwise
+/// accessed, for `'a`.
+unsafe fn user_caller<'a>(
+    attrs: *mut bindings::uverbs_attr_bundle,
+) -> Result<Option<UserCaller<'a>>> {
+    if attrs.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: `attrs` is not null, so valid and exclusively ours for `'a`
+    // (the function's contract); the leading union's named member is the
+    // one uverbs fills in.
+    let b = unsafe { &mut (*attrs).__bindgen_anon_1.__bindgen_anon_1 };
+    if b.context.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: A bundle's non-null `context` is the caller's live user
+    // context on our device (so a `ContextObj`), valid for the call (`'a`).
+    let ctx = unsafe { UserContext::from_raw(b.context) };
+    // SAFETY: `driver_udata` is part of the bundle, valid and not otherwise
+    // accessed for `'a`.
+    let udata = unsafe { UData::from_raw(&mut b.driver_udata) }.ok_or(EINVAL)?;
+    Ok(Some(UserCaller { ctx, udata }))
 }
 
 /// The driver data of a CQ ib_core passes to a verb.
@@ -287,18 +363,19 @@ pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(
     cq: *mut bindings::ib_cq,
     _u: *mut bindings::ib_udata,
 ) -> c_int {
+    let obj = cq.cast::<CqObj<T>>();
     // INVARIANT: Both slots end here; ib_core frees the object after this
-    // returns.
-    // SAFETY: The CQ was created (ib_core only destroys created CQs), so
-    // both slots are initialised (type invariant of `CqObj`), and it is
-    // never used by a verb again.  Event sources are cut off before ib_core
-    // frees the CQ.
-    unsafe {
-        let obj = cq.cast::<CqObj<T>>();
-        (*obj).events.assume_init_ref().disconnect();
-        (*obj).events.assume_init_drop();
-        (*obj).data.assume_init_drop();
-    }
+    // returns, and no verb reaches the CQ again.
+    // SAFETY: `create_cq` initialised the events (type invariant of
+    // `CqObj`: ib_core only destroys created CQs); they are cut off before
+    // ib_core frees the CQ.
+    unsafe { (*obj).events.assume_init_ref().disconnect() };
+    // SAFETY: `create_cq` initialised the events and ib_core calls this
+    // once, so they are dropped exactly once, here.
+    unsafe { (*obj).events.assume_init_drop() };
+    // SAFETY: `create_cq` initialised the data, which no verb uses any
+    // more; it is dropped exactly once, here.
+    unsafe { (*obj).data.assume_init_drop() };
     0
 }
 
@@ -313,7 +390,8 @@ pub(super) unsafe extern "C" fn req_notify_cq<T: Driver>(
 ) -> c_int {
     from_result(|| {
         // SAFETY: Live, created CQ.
-        let missed = T::req_notify_cq(unsafe { data::<T>(cq) }, flags)?;
+        let data = unsafe { data::<T>(cq) };
+        let missed = T::req_notify_cq(data, flags)?;
         Ok(c_int::from(missed))
     })
 }
@@ -330,18 +408,13 @@ pub(super) unsafe extern "C" fn resize_user_cq<T: Driver>(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core passes a valid or null udata.
-        let user = match unsafe { UData::from_raw(udata) } {
-            Some(u) => Some(UserCaller {
-                // SAFETY: User callers' udata is the `driver_udata` of
-                // their attribute bundle.
-                ctx: unsafe { u.user_context() }.ok_or(EINVAL)?,
-                udata: u,
-            }),
-            None => None,
-        };
+        // SAFETY: ib_core passes a null udata or the `driver_udata` of the
+        // call's attribute bundle, valid and not otherwise accessed for the
+        // call.
+        let user = unsafe { UserCaller::from_udata(udata) }?;
         // SAFETY: Live, created CQ.
-        let n = T::resize_cq(unsafe { data::<T>(cq) }, cqe, user)?;
+        let data = unsafe { data::<T>(cq) };
+        let n = T::resize_cq(data, cqe, user)?;
         // SAFETY: `cq` is live; ib_core reports `cqe` to the caller.
         unsafe { (*cq).cqe = n as c_int };
         Ok(0)

@@ -161,7 +161,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         pd: super::mr::PdId,
         how: super::mr::odp::Prefetch,
         flush: bool,
-        sges: &[crate::proto::wqe::Sge],
+        sges: &[super::wr::Sge],
     ) -> Result;
     /// Driver data of a memory window.
     type Mw: Send + Sync;
@@ -280,6 +280,27 @@ pub(crate) struct DeviceParams<'a> {
     pub(crate) num_comp_vectors: i32,
 }
 
+impl DeviceParams<'_> {
+    /// Writes the identity and the fixed attributes of a new, unregistered
+    /// device.
+    fn write_to(&self, d: &mut bindings::ib_device) {
+        let room = d.node_desc.len() - 1;
+        for (dst, src) in d.node_desc.iter_mut().zip(self.node_desc.iter().take(room)) {
+            *dst = *src as kernel::ffi::c_char;
+        }
+        d.node_type = bindings::RDMA_NODE_IB_CA as u8;
+        d.phys_port_cnt = 1;
+        d.num_comp_vectors = self.num_comp_vectors;
+        d.local_dma_lkey = 0;
+        d.node_guid = self.node_guid.to_be();
+        d.name_assign_type = bindings::rdma_nl_name_assign_type_RDMA_NAME_ASSIGN_TYPE_USER;
+        // Same uverbs command mask additions as C rxe: librxe's doorbell
+        // (an empty post_send) and CQ arming go through the kernel.
+        d.uverbs_cmd_mask |= (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+            | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+    }
+}
+
 /// Returned by `ib_register_device` when the name is taken.
 const ENFILE: i32 = 23;
 
@@ -391,26 +412,12 @@ impl<T: Driver> Device<T> {
         // `Device<T>`.
         // SAFETY: `ib` is a valid unregistered device we own exclusively;
         // `ib_set_device_ops` copies `ops`.
-        unsafe {
-            bindings::ib_set_device_ops(ib.as_ptr(), &ops);
-            let d = ib.as_ptr();
-            let desc = &mut (*d).node_desc;
-            let room = desc.len() - 1;
-            for (dst, src) in desc.iter_mut().zip(params.node_desc.iter().take(room)) {
-                *dst = *src as kernel::ffi::c_char;
-            }
-            (*d).node_type = bindings::RDMA_NODE_IB_CA as u8;
-            (*d).phys_port_cnt = 1;
-            (*d).num_comp_vectors = params.num_comp_vectors;
-            (*d).local_dma_lkey = 0;
-            (*d).node_guid = params.node_guid.to_be();
-            (*d).name_assign_type = bindings::rdma_nl_name_assign_type_RDMA_NAME_ASSIGN_TYPE_USER;
-            // Same uverbs command mask additions as C rxe: librxe's doorbell
-            // (an empty post_send) and CQ arming go through the kernel.
-            (*d).uverbs_cmd_mask |= (1u64
-                << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
-                | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
-        }
+        unsafe { bindings::ib_set_device_ops(ib.as_ptr(), &ops) };
+        // SAFETY: `ib` is a valid device we own exclusively: nothing else
+        // sees it before `before_register` and `ib_register_device` below,
+        // after this borrow ends.
+        let d = unsafe { &mut *ib.as_ptr() };
+        params.write_to(d);
 
         let dref = DeviceRef::<T>::new(ib);
         let fail = |e: Error| -> Error {

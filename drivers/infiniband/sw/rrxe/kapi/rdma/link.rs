@@ -48,17 +48,22 @@ impl<H: LinkHandler> LinkRegistration<H> {
         try_pin_init!(Self {
             // INVARIANT: Registered here (the registration cannot fail).
             ops <- Opaque::ffi_init(|slot: *mut bindings::rdma_link_ops| {
-                // SAFETY: `slot` is valid for writes and pinned until
-                // `drop` unregisters it; `TYPE` is a 'static C string.
+                // SAFETY: All-zeroes is a valid `list_head` (two null
+                // pointers); `rdma_link_register` links it in.
+                let list = unsafe { core::mem::zeroed() };
+                // SAFETY: `slot` is valid for writes; `TYPE` is a 'static C
+                // string.
                 unsafe {
                     slot.write(bindings::rdma_link_ops {
-                        list: core::mem::zeroed(),
+                        list,
                         type_: H::TYPE.as_char_ptr(),
                         newlink: Some(Self::newlink),
                         dellink: None,
-                    });
-                    bindings::rdma_link_register(slot);
-                }
+                    })
+                };
+                // SAFETY: `slot` was initialised above and is pinned until
+                // `drop` unregisters it.
+                unsafe { bindings::rdma_link_register(slot) };
             }),
             _handler: PhantomData,
         })
@@ -74,9 +79,11 @@ impl<H: LinkHandler> LinkRegistration<H> {
     ) -> kernel::ffi::c_int {
         from_result(|| {
             // SAFETY: nldev passes a NUL-terminated name from a validated
-            // netlink attribute and a net_device it holds a reference on
+            // netlink attribute, valid until we return.
+            let name = unsafe { CStr::from_char_ptr(name) };
+            // SAFETY: nldev passes a net_device it holds a reference on
             // until we return.
-            let (name, ndev) = unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(ndev)) };
+            let ndev = unsafe { NetDevice::from_raw(ndev) };
             H::newlink(name, ndev)?;
             Ok(0)
         })

@@ -315,13 +315,16 @@ impl Pieces for MrMemory {
             let n = (PAGE_SIZE - in_pg).min(len - done);
             let page = *pages.get(pg).ok_or(EFAULT)?;
             // SAFETY: The page is pinned while `self` lives (type invariant
-            // of `Backing`); the local mapping is undone right after use, in
+            // of `Backing`); the local mapping is undone right below, in
             // LIFO order.
-            unsafe {
-                let va = bindings::kmap_local_page(page.as_ptr()).cast::<u8>();
-                f(va.add(in_pg), done, n);
-                bindings::kunmap_local(va.cast());
-            }
+            let va = unsafe { bindings::kmap_local_page(page.as_ptr()) }.cast::<u8>();
+            // SAFETY: `in_pg < PAGE_SIZE`: inside the page just mapped at
+            // `va`.
+            let piece = unsafe { va.add(in_pg) };
+            f(piece, done, n);
+            // SAFETY: `va` is the mapping made above and, local mappings
+            // being undone in LIFO order, the most recent one still held.
+            unsafe { bindings::kunmap_local(va.cast()) };
             pos += n;
             done += n;
         }
@@ -397,8 +400,11 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
 ) -> *mut bindings::ib_mr {
     let res = (|| -> Result<*mut bindings::ib_mr> {
         // SAFETY: ib_core passes a live PD of our device (so its driver data
-        // is alive) and a null or valid udata not otherwise accessed.
-        let (dev, udata) = unsafe { (Device::<T>::from_raw((*pd).device), UData::from_raw(udata)) };
+        // is alive) for the call.
+        let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+        // SAFETY: ib_core passes a null udata or one valid and not otherwise
+        // accessed for the call.
+        let udata = unsafe { UData::from_raw(udata) };
         let (data, key) = T::reg_user_mr(
             dev,
             PdId::from_raw(pd),
@@ -436,11 +442,11 @@ fn new_mr_obj<T: Driver>(
     // INVARIANT: The box is leaked; its first field goes to ib_core, which
     // owns it until `dereg_mr` takes it back.
     let ib = KBox::into_raw(obj).cast::<bindings::ib_mr>();
-    // SAFETY: `ib` is the first field of the fresh allocation we own.
-    unsafe {
-        (*ib).lkey = key;
-        (*ib).rkey = key;
-    }
+    // SAFETY: `ib` is the first field of the fresh allocation we own, not
+    // yet handed to ib_core, so nothing else accesses it.
+    let mr = unsafe { &mut *ib };
+    mr.lkey = key;
+    mr.rkey = key;
     Ok(ib)
 }
 
@@ -487,12 +493,7 @@ pub(super) unsafe extern "C" fn advise_mr<T: Driver>(
     for i in 0..num_sge as usize {
         // SAFETY: ib_core's contract: `num_sge` readable entries.
         let s = unsafe { sg_list.add(i).read() };
-        let sge = crate::proto::wqe::Sge {
-            addr: s.addr,
-            length: s.length,
-            lkey: s.lkey,
-        };
-        if let Err(e) = sges.push(sge, GFP_KERNEL) {
+        if let Err(e) = sges.push(super::wr::sge(&s), GFP_KERNEL) {
             return Error::from(e).to_errno();
         }
     }
@@ -572,7 +573,8 @@ pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(
     // SAFETY: By the type invariant of `MrObj`, `mr` is the first field of
     // an `MrObj<T>` from `KBox::into_raw`, live until the `KBox::from_raw`
     // below.
-    if let Err(e) = T::dereg_mr(dev, unsafe { &(*obj).data }) {
+    let data = unsafe { &(*obj).data };
+    if let Err(e) = T::dereg_mr(dev, data) {
         return e.to_errno();
     }
     // SAFETY: Deregistered: ib_core never passes this MR again, so the box

@@ -11,7 +11,7 @@ use super::cq::UserCaller;
 use super::device::{Device, Driver};
 use super::event::QpEvents;
 use super::udata::UData;
-use super::wr::{post_recv_list, SendWr};
+use super::wr::{post_recv_list, RecvWr, SendWr};
 
 /// A QP object as ib_core allocates it for driver `T`.
 ///
@@ -69,6 +69,35 @@ pub(crate) struct QpInit {
     pub(crate) create_flags: u32,
     /// The QP's protection domain.
     pub(crate) pd: super::mr::PdId,
+}
+
+impl QpInit {
+    /// Reads what `create_qp` asks for, the QP being in protection domain
+    /// `pd`.
+    fn from_c(i: &bindings::ib_qp_init_attr, pd: super::mr::PdId) -> Self {
+        Self {
+            qp_type: i.qp_type,
+            caps: QpCaps::from_c(&i.cap),
+            sq_sig_all: i.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
+            create_flags: i.create_flags,
+            pd,
+        }
+    }
+
+    /// Writes `self` over a zeroed `ib_qp_init_attr` (no CQ or SRQ: the
+    /// caller fills those in).
+    fn to_c(self, c: &mut bindings::ib_qp_init_attr) {
+        // SAFETY: `ib_qp_init_attr` is plain data (integers and nullable
+        // pointers); all-zeroes is valid.
+        *c = unsafe { core::mem::zeroed() };
+        c.qp_type = self.qp_type;
+        self.caps.to_c(&mut c.cap);
+        c.sq_sig_type = if self.sq_sig_all {
+            bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+        } else {
+            bindings::ib_sig_type_IB_SIGNAL_REQ_WR
+        };
+    }
 }
 
 /// The primary path of a RoCE QP (`rdma_ah_attr` with a GRH).
@@ -307,55 +336,57 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core passes a QP object of our size on our device, an init
-        // attr exclusively ours naming our CQs/SRQ (held until destroy), and a
-        // null or uverbs-bundle udata; each `obj` slot is written once, here.
-        unsafe {
-            let dev = Device::<T>::from_raw((*qp).device);
-            let i = &mut *init;
-            let mut req = QpInit {
-                qp_type: i.qp_type,
-                caps: QpCaps::from_c(&i.cap),
-                sq_sig_all: i.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
-                create_flags: i.create_flags,
-                pd: super::mr::PdId::from_raw((*qp).pd),
-            };
-            if i.send_cq.is_null() || i.recv_cq.is_null() {
-                return Err(EINVAL);
-            }
-            // ib_core holds both CQs (usecnt) until the QP is destroyed.
-            let cqs = (
-                super::cq::data::<T>(i.send_cq),
-                super::cq::data::<T>(i.recv_cq),
-            );
-            // ib_core holds the SRQ (usecnt) until the QP is destroyed.
-            let srq = if i.srq.is_null() {
-                None
-            } else {
-                Some(super::srq::data::<T>(i.srq))
-            };
-            let user = match UData::from_raw(udata) {
-                Some(u) => Some(UserCaller {
-                    ctx: u.user_context().ok_or(EINVAL)?,
-                    udata: u,
-                }),
-                None => None,
-            };
-            // SAFETY: `qp` is the QP being created; its events are
-            // disconnected by a failed creation (below) or `destroy_qp`.
-            let events = QpEvents::new(qp)?;
-            // A failed create disconnects the events: ib_core frees the
-            // QP, and a clone the driver kept must not reach it.
-            let (data, qpn) = T::create_qp(dev, &mut req, cqs, srq, user, events.clone())
-                .inspect_err(|_| events.disconnect())?;
-            req.caps.to_c(&mut i.cap);
-            (*qp).qp_num = qpn;
-            let obj = qp.cast::<QpObj<T>>();
-            // INVARIANT: Both slots are initialised from here until
-            // `destroy_qp`.
-            (*obj).data.write(data);
-            (*obj).events.write(events);
+        // SAFETY: `qp` is live for the call and ib_core set `device`, a
+        // device of ours on which this verb runs.
+        let dev = unsafe { Device::<T>::from_raw((*qp).device) };
+        // SAFETY: ib_core passes `init` valid and exclusively ours for the
+        // call.
+        let i = unsafe { &mut *init };
+        // SAFETY: `qp` is live for the call and ib_core set `pd`, which it
+        // holds (usecnt) for the QP.
+        let pd = super::mr::PdId::from_raw(unsafe { (*qp).pd });
+        let mut req = QpInit::from_c(i, pd);
+        if i.send_cq.is_null() || i.recv_cq.is_null() {
+            return Err(EINVAL);
         }
+        // SAFETY: `send_cq` (not null) is a CQ of our device, created by
+        // `create_cq`; ib_core holds it (usecnt) until the QP is destroyed.
+        let send_cq = unsafe { super::cq::data::<T>(i.send_cq) };
+        // SAFETY: As for `send_cq`.
+        let recv_cq = unsafe { super::cq::data::<T>(i.recv_cq) };
+        let srq = if i.srq.is_null() {
+            None
+        } else {
+            // SAFETY: `srq` (not null) is an SRQ of our device, created by
+            // `create_srq`; ib_core holds it (usecnt) until the QP is
+            // destroyed.
+            Some(unsafe { super::srq::data::<T>(i.srq) })
+        };
+        // SAFETY: ib_core passes a null udata or one valid and not otherwise
+        // accessed for the call, inside a uverbs attribute bundle.
+        let user = unsafe { UserCaller::from_udata(udata) }?;
+        // SAFETY: `qp` is the QP being created; its events are disconnected
+        // by a failed creation (below) or `destroy_qp`.
+        let events = unsafe { QpEvents::new(qp) }?;
+        // A failed create disconnects the events: ib_core frees the QP, and
+        // a clone the driver kept must not reach it.
+        let (data, qpn) =
+            T::create_qp(dev, &mut req, (send_cq, recv_cq), srq, user, events.clone())
+                .inspect_err(|_| events.disconnect())?;
+        req.caps.to_c(&mut i.cap);
+        // SAFETY: `qp` is live for the call; ib_core reads `qp_num` once we
+        // return.
+        unsafe { (*qp).qp_num = qpn };
+        let obj = qp.cast::<QpObj<T>>();
+        // INVARIANT: Both slots are initialised from here until
+        // `destroy_qp`.
+        // SAFETY: `obj` has `size_ib_qp` bytes (our `QpObj<T>`); the `data`
+        // slot is written once, here, and read back by the verbs and
+        // `destroy_qp`.
+        unsafe { (*obj).data.write(data) };
+        // SAFETY: `obj` has `size_ib_qp` bytes; the `events` slot is written
+        // once, here, and read back only by `destroy_qp`.
+        unsafe { (*obj).events.write(events) };
         Ok(0)
     })
 }
@@ -372,15 +403,19 @@ pub(super) unsafe extern "C" fn modify_qp<T: Driver>(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: Live QP of ours, readable attr, valid or null udata.
-        unsafe {
-            if let Some(mut u) = UData::from_raw(udata) {
-                u.require_empty_input()?;
-            }
-            let dev = Device::<T>::from_raw((*qp).device);
-            let mask = mask as u32;
-            T::modify_qp(dev, data::<T>(qp), &QpAttr::from_c(&*attr, mask), mask)?;
+        // SAFETY: ib_core passes a null udata or one valid and not otherwise
+        // accessed for the call.
+        if let Some(mut u) = unsafe { UData::from_raw(udata) } {
+            u.require_empty_input()?;
         }
+        // SAFETY: `qp` is live for the call and ib_core set `device`.
+        let dev = unsafe { Device::<T>::from_raw((*qp).device) };
+        let mask = mask as u32;
+        // SAFETY: Live QP created by `create_qp` (the function's contract).
+        let data = unsafe { data::<T>(qp) };
+        // SAFETY: ib_core passes `attr` readable for the call.
+        let attr = QpAttr::from_c(unsafe { &*attr }, mask);
+        T::modify_qp(dev, data, &attr, mask)?;
         Ok(0)
     })
 }
@@ -397,23 +432,23 @@ pub(super) unsafe extern "C" fn query_qp<T: Driver>(
     _mask: c_int,
     init: *mut bindings::ib_qp_init_attr,
 ) -> c_int {
-    // SAFETY: Live QP of ours, writable out-structs.
-    unsafe {
-        let (a, i) = T::query_qp(data::<T>(qp));
-        a.to_c(&mut *attr);
-        let ci = &mut *init;
-        *ci = core::mem::zeroed();
-        ci.qp_type = i.qp_type;
-        i.caps.to_c(&mut ci.cap);
-        ci.sq_sig_type = if i.sq_sig_all {
-            bindings::ib_sig_type_IB_SIGNAL_ALL_WR
-        } else {
-            bindings::ib_sig_type_IB_SIGNAL_REQ_WR
-        };
-        ci.send_cq = (*qp).send_cq;
-        ci.recv_cq = (*qp).recv_cq;
-        ci.srq = (*qp).srq;
-    }
+    // SAFETY: Live QP created by `create_qp` (the function's contract).
+    let data = unsafe { data::<T>(qp) };
+    let (a, i) = T::query_qp(data);
+    // SAFETY: ib_core passes `attr` writable and exclusively ours for the
+    // call.
+    a.to_c(unsafe { &mut *attr });
+    // SAFETY: ib_core passes `init` writable and exclusively ours for the
+    // call.
+    let ci = unsafe { &mut *init };
+    i.to_c(ci);
+    // SAFETY: `qp` is live for the call; ib_core set its CQs at creation.
+    ci.send_cq = unsafe { (*qp).send_cq };
+    // SAFETY: As for `send_cq`.
+    ci.recv_cq = unsafe { (*qp).recv_cq };
+    // SAFETY: `qp` is live for the call; ib_core set `srq` (or left it
+    // null) at creation.
+    ci.srq = unsafe { (*qp).srq };
     0
 }
 
@@ -426,19 +461,21 @@ pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(
     qp: *mut bindings::ib_qp,
     _u: *mut bindings::ib_udata,
 ) -> c_int {
+    // SAFETY: `qp` is live for the call and ib_core set `device`.
+    let dev = unsafe { Device::<T>::from_raw((*qp).device) };
+    let obj = qp.cast::<QpObj<T>>();
     // INVARIANT: Both slots end here; ib_core frees the object after this
-    // returns.
-    // SAFETY: The QP was created, so both slots are initialised (type
-    // invariant of `QpObj`), and is never used by a verb again; its data
-    // is moved out exactly once.  Event sources are cut off before ib_core
-    // frees the QP.
-    unsafe {
-        let dev = Device::<T>::from_raw((*qp).device);
-        let obj = qp.cast::<QpObj<T>>();
-        (*obj).events.assume_init_ref().disconnect();
-        (*obj).events.assume_init_drop();
-        T::destroy_qp(dev, (*obj).data.assume_init_read());
-    }
+    // returns, and no verb reaches the QP again.
+    // SAFETY: `create_qp` initialised the events (type invariant of
+    // `QpObj`); they are cut off before ib_core frees the QP.
+    unsafe { (*obj).events.assume_init_ref().disconnect() };
+    // SAFETY: `create_qp` initialised the events and ib_core calls this
+    // once, so they are dropped exactly once, here.
+    unsafe { (*obj).events.assume_init_drop() };
+    // SAFETY: `create_qp` initialised the data; this is its only read by
+    // value and ib_core frees the memory after this returns.
+    let data = unsafe { (*obj).data.assume_init_read() };
+    T::destroy_qp(dev, data);
     0
 }
 
@@ -529,9 +566,10 @@ pub(super) unsafe extern "C" fn post_recv<T: Driver>(
     }
     // SAFETY: Live QP of ours.
     let data = unsafe { data::<T>(qp) };
+    let post = |w: &RecvWr<'_>| T::post_recv(data, w);
     // SAFETY: A kernel consumer's non-null list, valid for the call;
     // `bad_wr` is writable per ib_core's contract.
-    let (posted, ret) = unsafe { post_recv_list(wr, bad_wr, |w| T::post_recv(data, w)) };
+    let (posted, ret) = unsafe { post_recv_list(wr, bad_wr, post) };
     if posted {
         T::kick(data, false);
     }

@@ -15,7 +15,6 @@ use kernel::{
 use super::cq::UserCaller;
 use super::device::{Device, Driver};
 use super::mr::PdId;
-use super::udata::UData;
 
 /// `struct ib_srq_attr`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -169,16 +168,10 @@ pub(super) unsafe extern "C" fn create_srq<T: Driver>(
         if i.srq_type != bindings::ib_srq_type_IB_SRQT_BASIC {
             return Err(crate::kapi::eopnotsupp());
         }
-        // SAFETY: ib_core passes a valid or null udata.
-        let user = match unsafe { UData::from_raw(udata) } {
-            Some(u) => Some(UserCaller {
-                // SAFETY: ib_core passes user callers' udata as the
-                // `driver_udata` of their attribute bundle.
-                ctx: unsafe { u.user_context() }.ok_or(EINVAL)?,
-                udata: u,
-            }),
-            None => None,
-        };
+        // SAFETY: ib_core passes a null udata or the `driver_udata` of the
+        // call's attribute bundle, valid and not otherwise accessed for the
+        // call.
+        let user = unsafe { UserCaller::from_udata(udata) }?;
         let mut attr = SrqAttr::from_c(&i.attr);
         // SAFETY: `srq` is the SRQ being created; its events are
         // disconnected by a failed creation (below) or `destroy_srq`.
@@ -218,16 +211,10 @@ pub(super) unsafe extern "C" fn modify_srq<T: Driver>(
         let dev = unsafe { Device::<T>::from_raw((*srq).device) };
         // SAFETY: `attr` is valid for the call.
         let a = SrqAttr::from_c(unsafe { &*attr });
-        // SAFETY: ib_core passes a valid or null udata.
-        let user = match unsafe { UData::from_raw(udata) } {
-            Some(u) => Some(UserCaller {
-                // SAFETY: ib_core passes user callers' udata as the
-                // `driver_udata` of their attribute bundle.
-                ctx: unsafe { u.user_context() }.ok_or(EINVAL)?,
-                udata: u,
-            }),
-            None => None,
-        };
+        // SAFETY: ib_core passes a null udata or the `driver_udata` of the
+        // call's attribute bundle, valid and not otherwise accessed for the
+        // call.
+        let user = unsafe { UserCaller::from_udata(udata) }?;
         // SAFETY: Live SRQ of ours.
         let data = unsafe { data::<T>(srq) };
         T::modify_srq(dev, data, &a, mask, user)?;
@@ -301,7 +288,8 @@ pub(super) unsafe extern "C" fn post_srq_recv<T: Driver>(
     }
     // SAFETY: Live SRQ of ours.
     let data = unsafe { data::<T>(srq) };
+    let post = |w: &super::wr::RecvWr<'_>| T::post_srq_recv(data, w);
     // SAFETY: A kernel consumer's non-null list, valid for the call;
     // `bad_wr` is writable per ib_core's contract.
-    unsafe { super::wr::post_recv_list(wr, bad_wr, |w| T::post_srq_recv(data, w)).1 }
+    unsafe { super::wr::post_recv_list(wr, bad_wr, post) }.1
 }

@@ -25,9 +25,12 @@ unsafe impl Sync for StatDesc {}
 impl StatDesc {
     /// A counter called `name`.
     pub(crate) const fn new(name: &'static CStr) -> Self {
+        // `as_char_ptr` is not `const`: the same pointer, through the
+        // bytes (terminator included).
+        let name = core::ffi::CStr::to_bytes_with_nul(name).as_ptr().cast();
         // INVARIANT: `name` is a `'static` C string; no private data.
         Self(bindings::rdma_stat_desc {
-            name: core::ffi::CStr::as_ptr(name).cast(),
+            name,
             flags: 0,
             priv_: core::ptr::null(),
         })
@@ -68,12 +71,14 @@ pub(super) unsafe extern "C" fn get_hw_stats<T: Driver>(
     _port: u32,
     _index: kernel::ffi::c_int,
 ) -> kernel::ffi::c_int {
-    // SAFETY: Per the contract, `stats` has `num_counters` values and the
-    // device is live.
-    unsafe {
-        let n = (*stats).num_counters.max(0) as usize;
-        let values = core::slice::from_raw_parts_mut((*stats).value.as_mut_ptr(), n);
-        T::hw_stats(Device::<T>::from_raw(ib), values);
-        n as kernel::ffi::c_int
-    }
+    // SAFETY: `stats` is valid for the call (the function's contract).
+    let n = unsafe { (*stats).num_counters }.max(0) as usize;
+    // SAFETY: `stats` comes from `alloc_hw_port_stats`, so its flexible
+    // `value` array has `num_counters` entries, exclusively ours for the
+    // call (ib_core calls this under the stats' `lock`).
+    let values = unsafe { core::slice::from_raw_parts_mut((*stats).value.as_mut_ptr(), n) };
+    // SAFETY: ib_core passes a live device of ours for the call.
+    let dev = unsafe { Device::<T>::from_raw(ib) };
+    T::hw_stats(dev, values);
+    n as kernel::ffi::c_int
 }

@@ -80,15 +80,21 @@ impl<'a> UData<'a> {
             bindings::uverbs_attr_bundle__bindgen_ty_1__bindgen_ty_1,
             driver_udata
         );
+        let udata = core::ptr::from_ref::<bindings::ib_udata>(self.raw).cast::<u8>();
         // SAFETY: Per the function's contract the udata sits at `off` in the
-        // bundle's leading union; the bundle outlives the call (`'a`).
-        unsafe {
-            let b = core::ptr::from_ref::<bindings::ib_udata>(self.raw)
-                .cast::<u8>()
-                .sub(off)
-                .cast::<bindings::uverbs_attr_bundle__bindgen_ty_1__bindgen_ty_1>();
-            let ctx = (*b).context;
-            (!ctx.is_null()).then(|| super::umap::UserContext::from_raw(ctx))
+        // bundle's leading union, so `off` bytes back is still inside the
+        // bundle, at the start of that union.
+        let b = unsafe { udata.sub(off) }
+            .cast::<bindings::uverbs_attr_bundle__bindgen_ty_1__bindgen_ty_1>();
+        // SAFETY: `b` is the bundle's leading union (above), valid for the
+        // call; uverbs fills in this member.
+        let ctx = unsafe { (*b).context };
+        if ctx.is_null() {
+            return None;
         }
+        // SAFETY: A bundle's non-null `context` is the caller's live user
+        // context on the device the verb runs on (one with this module's
+        // ops), valid as long as the bundle, so for `'a`.
+        Some(unsafe { super::umap::UserContext::from_raw(ctx) })
     }
 }

@@ -83,14 +83,16 @@ pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
 /// Only called by ib_core, through the ops table, with the arguments its
 /// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn dealloc_driver<T: Driver>(ib: *mut bindings::ib_device) {
-    // SAFETY: ib_core calls this once per device, after the last verb
-    // callback returned and before freeing the memory; `T` was initialised
-    // before the ops (and thus this callback) were installed.
-    unsafe {
-        let dev = Device::<T>::from_raw(ib);
-        T::release(dev);
-        Device::<T>::drop_data(ib);
-    }
+    // SAFETY: ib_core calls this on a device made by `Device::register`
+    // (whose ops these are), once, before freeing the memory; `T` was
+    // initialised before the ops (and thus this callback) were installed,
+    // and `drop_data` below has not run yet.
+    let dev = unsafe { Device::<T>::from_raw(ib) };
+    T::release(dev);
+    // SAFETY: This is `dealloc_driver`, called once per device after the
+    // last verb callback returned, so `data` is initialised and, with
+    // `release` done, never used again.
+    unsafe { Device::<T>::drop_data(ib) };
 }
 
 /// # Safety
@@ -103,12 +105,14 @@ unsafe extern "C" fn query_device<T: Driver>(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core passes a live device, a writable attr and a valid
-        // or null udata for the duration of the call.
-        unsafe {
-            let caps = T::query_device(Device::<T>::from_raw(ib), UData::from_raw(udata))?;
-            caps.write_to(attr);
-        }
+        // SAFETY: ib_core passes a live device of ours for the call.
+        let dev = unsafe { Device::<T>::from_raw(ib) };
+        // SAFETY: ib_core passes a null udata or one valid and not otherwise
+        // accessed for the call.
+        let udata = unsafe { UData::from_raw(udata) };
+        let caps = T::query_device(dev, udata)?;
+        // SAFETY: ib_core passes `attr` writable for the call.
+        unsafe { caps.write_to(attr) };
         Ok(0)
     })
 }
@@ -123,8 +127,11 @@ unsafe extern "C" fn query_port<T: Driver>(
     attr: *mut bindings::ib_port_attr,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: Live device, writable attr for the call.
-        unsafe { T::query_port(Device::<T>::from_raw(ib), port)?.write_to(attr) };
+        // SAFETY: ib_core passes a live device of ours for the call.
+        let dev = unsafe { Device::<T>::from_raw(ib) };
+        let caps = T::query_port(dev, port)?;
+        // SAFETY: ib_core passes `attr` writable for the call.
+        unsafe { caps.write_to(attr) };
         Ok(0)
     })
 }
@@ -140,8 +147,11 @@ unsafe extern "C" fn query_pkey<T: Driver>(
     pkey: *mut u16,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: Live device, writable `pkey` for the call.
-        unsafe { pkey.write(T::query_pkey(Device::<T>::from_raw(ib), port, index)?) };
+        // SAFETY: ib_core passes a live device of ours for the call.
+        let dev = unsafe { Device::<T>::from_raw(ib) };
+        let value = T::query_pkey(dev, port, index)?;
+        // SAFETY: ib_core passes `pkey` writable for the call.
+        unsafe { pkey.write(value) };
         Ok(0)
     })
 }
@@ -156,8 +166,11 @@ unsafe extern "C" fn get_port_immutable<T: Driver>(
     imm: *mut bindings::ib_port_immutable,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: Live device, writable `imm` for the call.
-        unsafe { T::port_immutable(Device::<T>::from_raw(ib), port)?.write_to(imm) };
+        // SAFETY: ib_core passes a live device of ours for the call.
+        let dev = unsafe { Device::<T>::from_raw(ib) };
+        let immutable = T::port_immutable(dev, port)?;
+        // SAFETY: ib_core passes `imm` writable for the call.
+        unsafe { immutable.write_to(imm) };
         Ok(0)
     })
 }
@@ -196,14 +209,13 @@ unsafe extern "C" fn alloc_ucontext<T: Driver>(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core passes a context whose `device` is ours and live,
-        // and a valid or null udata.
-        unsafe {
-            T::alloc_ucontext(
-                Device::<T>::from_raw((*uctx).device),
-                UData::from_raw(udata),
-            )?
-        };
+        // SAFETY: ib_core passes a context whose `device` is ours and live
+        // for the call.
+        let dev = unsafe { Device::<T>::from_raw((*uctx).device) };
+        // SAFETY: ib_core passes a null udata or one valid and not otherwise
+        // accessed for the call.
+        let udata = unsafe { UData::from_raw(udata) };
+        T::alloc_ucontext(dev, udata)?;
         Ok(0)
     })
 }
@@ -213,8 +225,10 @@ unsafe extern "C" fn alloc_ucontext<T: Driver>(
 /// Only called by ib_core, through the ops table, with the arguments its
 /// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn dealloc_ucontext<T: Driver>(uctx: *mut bindings::ib_ucontext) {
-    // SAFETY: As in `alloc_ucontext`.
-    unsafe { T::dealloc_ucontext(Device::<T>::from_raw((*uctx).device)) };
+    // SAFETY: ib_core passes a context whose `device` is ours and live for
+    // the call.
+    let dev = unsafe { Device::<T>::from_raw((*uctx).device) };
+    T::dealloc_ucontext(dev);
 }
 
 /// # Safety
@@ -226,8 +240,13 @@ unsafe extern "C" fn alloc_pd<T: Driver>(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core passes a PD whose `device` is ours and live.
-        unsafe { T::alloc_pd(Device::<T>::from_raw((*pd).device), UData::from_raw(udata))? };
+        // SAFETY: ib_core passes a PD whose `device` is ours and live for
+        // the call.
+        let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+        // SAFETY: ib_core passes a null udata or one valid and not otherwise
+        // accessed for the call.
+        let udata = unsafe { UData::from_raw(udata) };
+        T::alloc_pd(dev, udata)?;
         Ok(0)
     })
 }
@@ -241,8 +260,10 @@ unsafe extern "C" fn dealloc_pd<T: Driver>(
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: As in `alloc_pd`.
-        unsafe { T::dealloc_pd(Device::<T>::from_raw((*pd).device))? };
+        // SAFETY: ib_core passes a PD whose `device` is ours and live for
+        // the call.
+        let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+        T::dealloc_pd(dev)?;
         Ok(0)
     })
 }

@@ -17,7 +17,6 @@
 use kernel::{bindings, prelude::*};
 
 use super::device::Driver;
-use crate::proto::wqe::Sge;
 
 /// The most SGEs one work request may name (the largest QP limit).
 const MAX_SGE: usize = 1024;
@@ -59,8 +58,20 @@ pub(crate) struct RegWr<'a, T: Driver> {
     pub(crate) access: u32,
 }
 
-/// `struct ib_sge` as the protocol core's SGE.
-fn sge(s: &bindings::ib_sge) -> Sge {
+/// A scatter/gather element of a kernel work request (`struct ib_sge`):
+/// `length` bytes at `addr` in the region whose local key is `lkey`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sge {
+    /// Address (I/O virtual address in the region).
+    pub(crate) addr: u64,
+    /// Length in bytes.
+    pub(crate) length: u32,
+    /// Local key of the region.
+    pub(crate) lkey: u32,
+}
+
+/// A copy of `struct ib_sge`.
+pub(super) fn sge(s: &bindings::ib_sge) -> Sge {
     Sge {
         addr: s.addr,
         length: s.length,
@@ -177,7 +188,7 @@ impl<'a, T: Driver> SendWr<'a, T> {
         Ok(out)
     }
 
-    /// The SGEs, as the protocol core's.
+    /// The SGEs.
     pub(crate) fn sges(&self) -> impl Iterator<Item = Sge> + '_ {
         self.sges.iter().map(sge)
     }
@@ -258,7 +269,7 @@ impl<'a> RecvWr<'a> {
         })
     }
 
-    /// The SGEs, as the protocol core's.
+    /// The SGEs.
     pub(crate) fn sges(&self) -> impl Iterator<Item = Sge> + '_ {
         self.sges.iter().map(sge)
     }

@@ -20,7 +20,6 @@
 
 #![no_std]
 #![forbid(unsafe_code)]
-
 #![warn(missing_docs)]
 
 pub mod aeth;

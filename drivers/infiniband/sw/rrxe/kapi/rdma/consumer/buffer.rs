@@ -97,12 +97,12 @@ impl DmaBuf {
     /// Copies `src` into the buffer at `off`.
     pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
         self.check(off, src.len())?;
-        // SAFETY: `[off, off + src.len())` is inside the allocation of
-        // `len` bytes (checked above, type invariant); `src` is a distinct
-        // Rust slice.
-        unsafe {
-            core::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(off), src.len())
-        };
+        // SAFETY: `off <= len` (checked above): inside, or one past the
+        // end of, the allocation of `len` bytes (type invariant).
+        let dst = unsafe { self.ptr.as_ptr().add(off) };
+        // SAFETY: `[off, off + src.len())` is inside the allocation (checked
+        // above, type invariant); `src` is a distinct Rust slice.
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
         Ok(())
     }
 
@@ -110,12 +110,12 @@ impl DmaBuf {
     /// at the same time read as some mix of old and new.
     pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
         self.check(off, dst.len())?;
-        // SAFETY: `[off, off + dst.len())` is inside the allocation of
-        // `len` bytes (checked above, type invariant); `dst` is a distinct
-        // Rust slice.
-        unsafe {
-            core::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
-        };
+        // SAFETY: `off <= len` (checked above): inside, or one past the
+        // end of, the allocation of `len` bytes (type invariant).
+        let src = unsafe { self.ptr.as_ptr().add(off) };
+        // SAFETY: `[off, off + dst.len())` is inside the allocation (checked
+        // above, type invariant); `dst` is a distinct Rust slice.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
 

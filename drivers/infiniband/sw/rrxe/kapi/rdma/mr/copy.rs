@@ -61,13 +61,15 @@ pub(super) fn append_to(
         if res.is_err() {
             return;
         }
-        // SAFETY: `src` is `len` mapped bytes of the region; the closure
-        // writes exactly `len` bytes.  (User space may write the region
-        // concurrently: the copy is a byte snapshot.)
-        let put = unsafe {
-            pkt.skb_mut()
-                .put_with(len, |dst| core::ptr::copy_nonoverlapping(src, dst, len))
+        let fill = |dst: *mut u8| {
+            // SAFETY: `src` is `len` mapped bytes of the region, `dst` `len`
+            // writable bytes inside the skb (`put_with`): disjoint.  (User
+            // space may write the region concurrently: the copy is a byte
+            // snapshot.)
+            unsafe { core::ptr::copy_nonoverlapping(src, dst, len) }
         };
+        // SAFETY: `fill` writes exactly `len` bytes.
+        let put = unsafe { pkt.skb_mut().put_with(len, fill) };
         match put {
             Ok(written) => f(written),
             Err(e) => res = Err(e),

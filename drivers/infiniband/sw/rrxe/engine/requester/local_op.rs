@@ -14,32 +14,12 @@
 
 use kernel::sync::Arc;
 
-use super::fail_head;
-use super::send::Step;
-use crate::mw::{is_window_key, QpIdent};
+use super::Step;
+use crate::engine::{fail_head, invalidate};
 use crate::proto::cqe::WcStatus;
 use crate::proto::wqe::SendOp;
 use crate::qp::{send::SendSide, Qp};
 use crate::stats::Counter;
-
-/// Invalidates `rkey` for QP `qp`: a type 2 memory window (counted in
-/// `mw_invalidations`) or a fast registration of a region in its PD.
-/// LOCAL_INV (`by` None) or a SEND with Invalidate received by QP `by`
-/// (for a window, the QP it was bound through).  The error is the reason
-/// it fails.
-pub(super) fn invalidate(
-    qp: &Qp,
-    rkey: u32,
-    by: Option<QpIdent>,
-) -> core::result::Result<(), &'static str> {
-    if is_window_key(rkey) {
-        qp.dev.mws.invalidate(rkey, qp.init.pd, by)?;
-        qp.count(Counter::MwInvalidations);
-        Ok(())
-    } else {
-        qp.dev.mrs.invalidate_fast(rkey, qp.init.pd)
-    }
-}
 
 /// Carries out the local operation at the head of the in-flight WQEs.
 pub(super) fn execute(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
@@ -51,9 +31,8 @@ pub(super) fn execute(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         SendOp::BindMw => mws
             .bind(&qp.dev.mrs, qp.ident, qp.init.pd, &w.hdr.bind)
             .map_err(|why| (WcStatus::MwBindErr, why)),
-        SendOp::LocalInv => {
-            invalidate(qp, w.hdr.invalidate_rkey(), None).map_err(|why| (WcStatus::LocQpOpErr, why))
-        }
+        SendOp::LocalInv => invalidate::rkey(qp, w.hdr.invalidate_rkey(), None)
+            .map_err(|why| (WcStatus::LocQpOpErr, why)),
         SendOp::RegMr if !s.sq.as_ref().is_some_and(|q| q.is_kernel()) => {
             Err((WcStatus::LocQpOpErr, "REG_MR on a user QP"))
         }

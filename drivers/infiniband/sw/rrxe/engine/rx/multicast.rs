@@ -15,7 +15,7 @@
 
 use kernel::sync::Arc;
 
-use super::rx::enqueue;
+use super::enqueue;
 use crate::kapi::net::skb::SkBuff;
 use crate::param::MAX_MCAST_QP_ATTACH;
 use crate::proto::path::gid_of_ip;

@@ -16,8 +16,8 @@
 
 use kernel::sync::Arc;
 
-use super::fail_head;
-use super::send::{deliver_sent, Step};
+use super::{deliver_sent, fetch, local_op, Step};
+use crate::engine::fail_head;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
 use crate::proto::cqe::WcStatus;
@@ -34,7 +34,7 @@ use crate::tx::{self, TxError};
 
 /// One step: sends the oldest WQE, or retires it.
 pub(super) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
-    if s.inflight.is_empty() && !super::requester::fetch(qp, s) {
+    if s.inflight.is_empty() && !fetch(qp, s) {
         return Step::Idle;
     }
     let Some(w) = s.inflight.get(0) else {
@@ -48,7 +48,7 @@ pub(super) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         return Step::Idle;
     }
     if w.hdr.op.is_local() {
-        return super::local_op::execute(qp, s);
+        return local_op::execute(qp, s);
     }
     let opcode = match request_opcode(QpType::Ud, w.hdr.op, 0, 1) {
         Some(op) => op,
@@ -110,16 +110,7 @@ fn send_datagram(qp: &Arc<Qp>, s: &mut SendSide, opcode: u8, ep: &Endpoints) -> 
     let mut fill = |pkt: &mut crate::kapi::net::route::TxPacket, f: &mut dyn FnMut(&[u8])| {
         crate::wqe::gather(wr, 0, len, pkt, f)
     };
-    let sent = tx::send(
-        &qp.dev.netdev,
-        &qp.dev.stats,
-        &mut s.route,
-        ep,
-        &bth,
-        &ext,
-        len,
-        &mut fill,
-    );
+    let sent = tx::send(&qp.dev, &mut s.route, ep, &bth, &ext, len, &mut fill);
     match sent {
         Ok(sent) => deliver_sent(qp, sent),
         Err(TxError::Fill(err)) => {
