@@ -48,10 +48,17 @@ check() {
 echo "== checks of the tree"
 check flavor-map bash "$here/flavor-map.sh" --check "$top/Documentation/rrxe/testing.rst"
 check layers python3 "$here/layers.py"
+check rustfmt bash "$here/rustfmt-check.sh"
+check clippy bash "$here/clippy-check.sh"
 for flavor in $flavors; do
 	kconfig=$(FLAVOR=$flavor bash -c ". '$top/scripts/lib.sh' && echo \$KDIR")/.config
 	check "config ($flavor)" bash "$here/check-config.sh" "$kconfig"
 done
+# The in-tree build (Kconfig, CONFIG_RDMA_RRXE=m): its own configuration,
+# so a rebuild of the Rust crates; full runs only.
+if [ "$level" = full ] && has_flavor release; then
+	check "in-tree build" bash "$here/intree-build.sh"
+fi
 
 echo "== host tests (cargo test of the protocol core and roce-flood; the scripts' failure reporting; the benchmark's statistics)"
 t1=$SECONDS
