@@ -95,7 +95,8 @@
 //! Taken while holding each (rank 7 and `CqShared::ring`: none):
 //!
 //! * `NEWLINK`: `SOCKETS`, then `DEVICES`, then ib_core's registration;
-//!   after a failed one, `dealloc_driver` (`DEVICES`, then `SOCKETS`).
+//!   after a failed one, `dealloc_driver` (`DEVICES`, released, then
+//!   `SOCKETS`: the registry entry holds the device's socket use).
 //! * `attrs`: `paths` (released again), then `send`, then `recv`.
 //! * `McastTable::writer`: `McastTable::inner`; the netdev's address lock.
 //! * `send`, `recv`: `paths` (a migration); a window's `inner`;

@@ -58,13 +58,16 @@ pub(crate) fn init_registry() {
 
 /// Called from the device's `dealloc_driver`: drop it from the registry.
 pub(crate) fn forget(dev: &Device<RrxeDev>) {
-    let mut devices = DEVICES.lock();
-    if let Some(i) = devices.iter().position(|r| r.dev.is(dev)) {
-        // Our `get_device` reference goes; ib_core still holds its own
-        // until `dealloc_driver` returns, so the memory outlives this call.
-        // So does the socket use: no packet reaches the device after this.
-        drop(devices.remove(i));
-    }
+    let gone = {
+        let mut devices = DEVICES.lock();
+        let found = devices.iter().position(|r| r.dev.is(dev));
+        found.map(|i| devices.remove(i))
+    };
+    // Dropped after `DEVICES` is released: the socket use takes `SOCKETS`
+    // (the lock table in `engine.rs`).  Our `get_device` reference goes;
+    // ib_core still holds its own until `dealloc_driver` returns, so the
+    // memory outlives this call.
+    drop(gone);
 }
 
 /// Owned by the module: dropping it (at unload, after the link type is
@@ -76,7 +79,8 @@ impl Drop for DevicesGuard {
         remove_all();
         // A static is never dropped: give the registry's buffer back, or
         // every load/unload cycle leaks it (kmemleak found that).
-        drop(core::mem::take(&mut *DEVICES.lock()));
+        let left = core::mem::take(&mut *DEVICES.lock());
+        drop(left);
         pr_info!("rrxe: all devices removed\n");
     }
 }
@@ -92,10 +96,12 @@ fn remove_all() {
         // Defensive: if ib_core never called `dealloc_driver` for it (a
         // registration that never completed), drop our entry ourselves so
         // this loop ends.
-        let mut devices = DEVICES.lock();
-        if let Some(i) = devices.iter().position(|r| r.dev.ptr_eq(&dev)) {
-            drop(devices.remove(i));
-        }
+        let stale = {
+            let mut devices = DEVICES.lock();
+            let found = devices.iter().position(|r| r.dev.ptr_eq(&dev));
+            found.map(|i| devices.remove(i))
+        };
+        drop(stale);
     }
 }
 
@@ -159,7 +165,12 @@ impl LinkHandler for RrxeLink {
                 dev: d.clone(),
                 _net: net,
             };
-            DEVICES.lock().push(entry, GFP_KERNEL)?;
+            let mut devices = DEVICES.lock();
+            // Room first: a failed push would drop the entry (whose socket
+            // use takes `SOCKETS`) under `DEVICES`; after a failed reserve
+            // the guard goes first.
+            devices.reserve(1, GFP_KERNEL)?;
+            devices.push(entry, GFP_KERNEL)?;
             Ok(())
         });
         match res {

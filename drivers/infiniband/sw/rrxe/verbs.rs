@@ -46,6 +46,7 @@ use qp::RrxeQp;
 /// The uverbs ABI of include/uapi/rdma/rdma_user_rxe.h that librxe speaks.
 const RXE_UVERBS_ABI_VERSION: u32 = 2;
 
+#[vtable]
 impl Driver for RrxeDev {
     const DRIVER_ID: DriverId = driver_id::RXE;
     const UVERBS_ABI_VERSION: u32 = RXE_UVERBS_ABI_VERSION;

@@ -20,11 +20,13 @@
 //! registration and `dealloc_driver`, so `T` is alive.
 
 use core::{marker::PhantomData, mem::size_of, ops::Deref, ptr::NonNull};
-use kernel::{bindings, prelude::*, sync::aref::ARef, types::Opaque, ThisModule};
+use kernel::{
+    bindings, error::VTABLE_DEFAULT_ERROR, prelude::*, sync::aref::ARef, types::Opaque, ThisModule,
+};
 
 use super::attr::{DeviceCaps, PortCaps, PortImmutable};
 use super::udata::UData;
-use super::vtable::vtable;
+use super::vtable::Vtable;
 use crate::kapi::net::netdev::NetDevice;
 
 /// The only port of a RoCE soft device.
@@ -44,6 +46,11 @@ pub(crate) mod driver_id {
 
 /// What a driver provides to ib_core.  Every method is called in process
 /// context; verbs may run concurrently on several CPUs.
+///
+/// A `#[vtable]` trait: the methods with a default body are optional
+/// verbs, and ib_core sees the verb only if the driver implements it
+/// (`HAS_*`, read by the constant ops table in `vtable.rs`).
+#[vtable]
 pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Selects the rdma-core provider (one of [`driver_id`]).
     const DRIVER_ID: DriverId;
@@ -117,10 +124,14 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn query_qp(qp: &Self::Qp) -> (super::qp::QpAttr, super::qp::QpInit);
     /// `destroy_qp`: the QP is gone from ib_core.
     fn destroy_qp(dev: &Device<Self>, qp: Self::Qp);
-    /// `attach_mcast`: UD QP `qp` joins multicast group `mgid`.
-    fn attach_mcast(dev: &Device<Self>, qp: &Self::Qp, mgid: &[u8; 16]) -> Result;
-    /// `detach_mcast`: it leaves the group.
-    fn detach_mcast(dev: &Device<Self>, qp: &Self::Qp, mgid: &[u8; 16]) -> Result;
+    /// `attach_mcast` (optional): UD QP `qp` joins multicast group `mgid`.
+    fn attach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _mgid: &[u8; 16]) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+    /// `detach_mcast` (optional, with `attach_mcast`): it leaves the group.
+    fn detach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _mgid: &[u8; 16]) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
     /// Driver data of a memory region.
     type Mr: Send + Sync;
     /// `reg_user_mr`: registers `[start, start + length)` of the calling
@@ -152,17 +163,19 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// its data is dropped.  An error (memory windows still bound) leaves
     /// the MR registered.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
-    /// `advise_mr` (`ibv_advise_mr`, `ib_advise_mr`): bring the memory
-    /// `sges` (lkeys of on-demand-paging regions of `pd`) in as `how` says;
-    /// if `flush`, before returning (errors reported), else in the
-    /// background (errors dropped, the call succeeds).  May sleep.
+    /// `advise_mr` (optional; `ibv_advise_mr`, `ib_advise_mr`): bring the
+    /// memory `sges` (lkeys of on-demand-paging regions of `pd`) in as
+    /// `how` says; if `flush`, before returning (errors reported), else in
+    /// the background (errors dropped, the call succeeds).  May sleep.
     fn advise_mr(
-        dev: &Device<Self>,
-        pd: super::mr::PdId,
-        how: super::mr::odp::Prefetch,
-        flush: bool,
-        sges: &[super::wr::Sge],
-    ) -> Result;
+        _dev: &Device<Self>,
+        _pd: super::mr::PdId,
+        _how: super::mr::odp::Prefetch,
+        _flush: bool,
+        _sges: &[super::wr::Sge],
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
     /// Driver data of a memory window.
     type Mw: Send + Sync;
     /// `alloc_mw`: a memory window of `kind` in `pd`; returns its data and
@@ -223,18 +236,25 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn alloc_pd(dev: &Device<Self>, udata: Option<UData<'_>>) -> Result;
     /// `dealloc_pd`: a protection domain is destroyed.
     fn dealloc_pd(dev: &Device<Self>) -> Result;
-    /// Names of the per-port counters.
-    fn hw_stat_descs() -> &'static [super::stats::StatDesc];
+    /// Names of the per-port counters (optional: no `hw_counters` without
+    /// it; implemented with `hw_stats`).
+    fn hw_stat_descs() -> &'static [super::stats::StatDesc] {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
     /// Current values of those counters, in the same order.
-    fn hw_stats(dev: &Device<Self>, values: &mut [u64]);
-    /// `process_mad`: answers the MAD `input` received for `port` into
-    /// `out`; returns `IB_MAD_RESULT_*` bits.
+    fn hw_stats(_dev: &Device<Self>, _values: &mut [u64]) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+    /// `process_mad` (optional): answers the MAD `input` received for
+    /// `port` into `out`; returns `IB_MAD_RESULT_*` bits.
     fn process_mad(
-        dev: &Device<Self>,
-        port: u32,
-        input: &[u8; super::mad::MAD_SIZE],
-        out: &mut [u8; super::mad::MAD_SIZE],
-    ) -> u32;
+        _dev: &Device<Self>,
+        _port: u32,
+        _input: &[u8; super::mad::MAD_SIZE],
+        _out: &mut [u8; super::mad::MAD_SIZE],
+    ) -> u32 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
     /// Called once, from `dealloc_driver`, just before `T` is dropped.
     fn release(dev: &Device<Self>);
 }
@@ -246,7 +266,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
 ///
 /// A `Device<T>` only exists in an allocation of `size_of::<Self>()` bytes
 /// made by `_ib_alloc_device` in [`Device::register`], never moved, whose
-/// ops are `T`'s (`vtable::<T>()`); `ib` is ib_core's device, at offset 0.
+/// ops are `T`'s (`Vtable::<T>::ops()`); `ib` is ib_core's device, at offset 0.
 /// `data` is initialised before the ops are set and dropped only by
 /// `dealloc_driver`, and a `&Device<T>` is only made while it is alive (in
 /// a verb callback, or through a [`Registered<T>`]).
@@ -407,7 +427,7 @@ impl<T: Driver> Device<T> {
 
         // From here on `dealloc_driver` owns `data`: any failure below goes
         // through `ib_dealloc_device`, which drops it.
-        let ops = vtable::<T>();
+        let ops = Vtable::<T>::ops();
         // INVARIANT: The ops are `T`'s, so every callback recovers a
         // `Device<T>`.
         // SAFETY: `ib` is a valid unregistered device we own exclusively;

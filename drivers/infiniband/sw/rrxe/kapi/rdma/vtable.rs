@@ -1,79 +1,103 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `struct ib_device_ops` built for a [`Driver`]: one C trampoline per
-//! verb, each recovering `&Device<T>` from the object ib_core passes and
+//! The `struct ib_device_ops` of a [`Driver`], a constant: one C
+//! trampoline per verb (an optional verb's only if the driver implements
+//! it), each recovering `&Device<T>` from the object ib_core passes and
 //! converting `Result` to an errno.
 
-use core::mem::size_of;
+use core::{marker::PhantomData, mem::size_of};
 use kernel::{bindings, error::from_result, ffi::c_int};
 
 use super::device::{Device, Driver};
 use super::udata::UData;
 
-/// Builds the ops table for `T`; ib_core copies it (`ib_set_device_ops`).
-pub(super) fn vtable<T: Driver>() -> bindings::ib_device_ops {
-    // SAFETY: `ib_device_ops` is a C struct of nullable pointers and
-    // integers, for which all-zeroes is the valid "nothing set" value.
-    let mut ops: bindings::ib_device_ops = unsafe { core::mem::zeroed() };
-    ops.owner = T::owner().as_ptr();
-    ops.driver_id = T::DRIVER_ID;
-    ops.uverbs_abi_ver = T::UVERBS_ABI_VERSION;
-    ops.dealloc_driver = Some(dealloc_driver::<T>);
-    ops.query_device = Some(query_device::<T>);
-    ops.query_port = Some(query_port::<T>);
-    ops.query_pkey = Some(query_pkey::<T>);
-    ops.get_port_immutable = Some(get_port_immutable::<T>);
-    ops.get_link_layer = Some(get_link_layer);
-    ops.alloc_ucontext = Some(alloc_ucontext::<T>);
-    ops.dealloc_ucontext = Some(dealloc_ucontext::<T>);
-    ops.alloc_pd = Some(alloc_pd::<T>);
-    ops.dealloc_pd = Some(dealloc_pd::<T>);
-    ops.create_qp = Some(super::qp::create_qp::<T>);
-    ops.modify_qp = Some(super::qp::modify_qp::<T>);
-    ops.query_qp = Some(super::qp::query_qp::<T>);
-    ops.destroy_qp = Some(super::qp::destroy_qp::<T>);
-    ops.post_send = Some(super::qp::post_send::<T>);
-    ops.post_recv = Some(super::qp::post_recv::<T>);
-    ops.create_cq = Some(super::cq::create_cq::<T>);
-    ops.destroy_cq = Some(super::cq::destroy_cq::<T>);
-    ops.poll_cq = Some(super::cq::poll_cq::<T>);
-    ops.req_notify_cq = Some(super::cq::req_notify_cq::<T>);
-    ops.resize_user_cq = Some(super::cq::resize_user_cq::<T>);
-    ops.disassociate_ucontext = Some(disassociate_ucontext);
-    ops.mmap = Some(super::umap::mmap);
-    ops.mmap_free = Some(super::umap::mmap_free);
-    ops.get_dma_mr = Some(super::mr::get_dma_mr::<T>);
-    ops.alloc_hw_port_stats = Some(super::stats::alloc_hw_port_stats::<T>);
-    ops.get_hw_stats = Some(super::stats::get_hw_stats::<T>);
-    ops.process_mad = Some(super::mad::process_mad::<T>);
-    ops.reg_user_mr = Some(super::mr::reg_user_mr::<T>);
-    ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
-    ops.advise_mr = Some(super::mr::advise_mr::<T>);
-    ops.alloc_mr = Some(super::mr::alloc_mr::<T>);
-    ops.map_mr_sg = Some(super::fast_reg::map_mr_sg::<T>);
-    ops.alloc_mw = Some(super::mw::alloc_mw::<T>);
-    ops.dealloc_mw = Some(super::mw::dealloc_mw::<T>);
-    ops.attach_mcast = Some(super::qp::attach_mcast::<T>);
-    ops.detach_mcast = Some(super::qp::detach_mcast::<T>);
-    ops.create_srq = Some(super::srq::create_srq::<T>);
-    ops.modify_srq = Some(super::srq::modify_srq::<T>);
-    ops.query_srq = Some(super::srq::query_srq::<T>);
-    ops.destroy_srq = Some(super::srq::destroy_srq::<T>);
-    ops.post_srq_recv = Some(super::srq::post_srq_recv::<T>);
-    ops.create_ah = Some(super::ah::create_ah::<T>);
-    ops.create_user_ah = Some(super::ah::create_ah::<T>);
-    ops.query_ah = Some(super::ah::query_ah::<T>);
-    ops.destroy_ah = Some(super::ah::destroy_ah::<T>);
-    // ib_core allocates these objects itself, with the driver's size; CQs
-    // carry the driver's `Cq` after the C struct.
-    ops.size_ib_ucontext = size_of::<super::umap::ContextObj>();
-    ops.size_ib_pd = size_of::<bindings::ib_pd>();
-    ops.size_ib_qp = size_of::<super::qp::QpObj<T>>();
-    ops.size_ib_cq = size_of::<super::cq::CqObj<T>>();
-    ops.size_ib_mw = size_of::<super::mw::MwObj<T>>();
-    ops.size_ib_ah = size_of::<super::ah::AhObj<T>>();
-    ops.size_ib_srq = size_of::<super::srq::SrqObj<T>>();
-    ops
+/// The ops table of driver `T`.
+pub(super) struct Vtable<T>(PhantomData<T>);
+
+impl<T: Driver> Vtable<T> {
+    /// Every trampoline of `T`'s verbs, an optional verb's only if `T`
+    /// implements it (`HAS_*`); the object sizes ib_core allocates with.
+    /// `owner` is set by [`Self::ops`] (a module reference is not a
+    /// constant).
+    const OPS: bindings::ib_device_ops = {
+        // SAFETY: `ib_device_ops` is a C struct of nullable pointers and
+        // integers, for which all-zeroes is the valid "nothing set" value.
+        let mut ops: bindings::ib_device_ops = unsafe { core::mem::zeroed() };
+        ops.driver_id = T::DRIVER_ID;
+        ops.uverbs_abi_ver = T::UVERBS_ABI_VERSION;
+        ops.dealloc_driver = Some(dealloc_driver::<T>);
+        ops.query_device = Some(query_device::<T>);
+        ops.query_port = Some(query_port::<T>);
+        ops.query_pkey = Some(query_pkey::<T>);
+        ops.get_port_immutable = Some(get_port_immutable::<T>);
+        ops.get_link_layer = Some(get_link_layer);
+        ops.alloc_ucontext = Some(alloc_ucontext::<T>);
+        ops.dealloc_ucontext = Some(dealloc_ucontext::<T>);
+        ops.alloc_pd = Some(alloc_pd::<T>);
+        ops.dealloc_pd = Some(dealloc_pd::<T>);
+        ops.create_qp = Some(super::qp::create_qp::<T>);
+        ops.modify_qp = Some(super::qp::modify_qp::<T>);
+        ops.query_qp = Some(super::qp::query_qp::<T>);
+        ops.destroy_qp = Some(super::qp::destroy_qp::<T>);
+        ops.post_send = Some(super::qp::post_send::<T>);
+        ops.post_recv = Some(super::qp::post_recv::<T>);
+        ops.create_cq = Some(super::cq::create_cq::<T>);
+        ops.destroy_cq = Some(super::cq::destroy_cq::<T>);
+        ops.poll_cq = Some(super::cq::poll_cq::<T>);
+        ops.req_notify_cq = Some(super::cq::req_notify_cq::<T>);
+        ops.resize_user_cq = Some(super::cq::resize_user_cq::<T>);
+        ops.disassociate_ucontext = Some(disassociate_ucontext);
+        ops.mmap = Some(super::umap::mmap);
+        ops.mmap_free = Some(super::umap::mmap_free);
+        ops.get_dma_mr = Some(super::mr::get_dma_mr::<T>);
+        if T::HAS_HW_STAT_DESCS && T::HAS_HW_STATS {
+            ops.alloc_hw_port_stats = Some(super::stats::alloc_hw_port_stats::<T>);
+            ops.get_hw_stats = Some(super::stats::get_hw_stats::<T>);
+        }
+        if T::HAS_PROCESS_MAD {
+            ops.process_mad = Some(super::mad::process_mad::<T>);
+        }
+        ops.reg_user_mr = Some(super::mr::reg_user_mr::<T>);
+        ops.dereg_mr = Some(super::mr::dereg_mr::<T>);
+        if T::HAS_ADVISE_MR {
+            ops.advise_mr = Some(super::mr::advise_mr::<T>);
+        }
+        ops.alloc_mr = Some(super::mr::alloc_mr::<T>);
+        ops.map_mr_sg = Some(super::fast_reg::map_mr_sg::<T>);
+        ops.alloc_mw = Some(super::mw::alloc_mw::<T>);
+        ops.dealloc_mw = Some(super::mw::dealloc_mw::<T>);
+        if T::HAS_ATTACH_MCAST && T::HAS_DETACH_MCAST {
+            ops.attach_mcast = Some(super::qp::attach_mcast::<T>);
+            ops.detach_mcast = Some(super::qp::detach_mcast::<T>);
+        }
+        ops.create_srq = Some(super::srq::create_srq::<T>);
+        ops.modify_srq = Some(super::srq::modify_srq::<T>);
+        ops.query_srq = Some(super::srq::query_srq::<T>);
+        ops.destroy_srq = Some(super::srq::destroy_srq::<T>);
+        ops.post_srq_recv = Some(super::srq::post_srq_recv::<T>);
+        ops.create_ah = Some(super::ah::create_ah::<T>);
+        ops.create_user_ah = Some(super::ah::create_ah::<T>);
+        ops.query_ah = Some(super::ah::query_ah::<T>);
+        ops.destroy_ah = Some(super::ah::destroy_ah::<T>);
+        // ib_core allocates these objects itself, with the driver's size;
+        // CQs carry the driver's `Cq` after the C struct.
+        ops.size_ib_ucontext = size_of::<super::umap::ContextObj>();
+        ops.size_ib_pd = size_of::<bindings::ib_pd>();
+        ops.size_ib_qp = size_of::<super::qp::QpObj<T>>();
+        ops.size_ib_cq = size_of::<super::cq::CqObj<T>>();
+        ops.size_ib_mw = size_of::<super::mw::MwObj<T>>();
+        ops.size_ib_ah = size_of::<super::ah::AhObj<T>>();
+        ops.size_ib_srq = size_of::<super::srq::SrqObj<T>>();
+        ops
+    };
+
+    /// The ops table for a device of `T`; ib_core copies it
+    /// (`ib_set_device_ops`).
+    pub(super) fn ops() -> bindings::ib_device_ops {
+        let mut ops = Self::OPS;
+        ops.owner = T::owner().as_ptr();
+        ops
+    }
 }
 
 /// `dealloc_driver`: the end of `T`'s life (see the device module docs).
