@@ -6,8 +6,8 @@
 //! (`kapi::net`), and rate-limited logging.
 //!
 //! This layer is the only place in rrxe with `unsafe` code (the crate root
-//! denies `unsafe_code`; this module allows it, and so do `link.rs` and
-//! `net.rs` for their `global_lock!` statics' one-time init).  It knows
+//! denies `unsafe_code`; this module allows it, and so does the module
+//! `static_mutex!` generates, from this layer's macro).  It knows
 //! nothing about RoCE (it does not use `proto`); it is shaped so that its
 //! pieces could move upstream as `kernel::rdma` and `kernel::net`.  Driver
 //! logic above it is safe Rust.
@@ -20,6 +20,7 @@ pub(crate) mod random;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma;
 pub(crate) mod spinlock_irq;
+pub(crate) mod static_mutex;
 pub(crate) mod words;
 pub(crate) mod workqueue;
 pub(crate) mod xarray;

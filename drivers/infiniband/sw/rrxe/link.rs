@@ -9,10 +9,6 @@
 //! (`net.rs`), so the sockets live exactly as long as some device in the
 //! namespace is registered.
 
-// `global_lock!` statics need an unsafe one-time init at module init (the
-// pattern binder uses); the rest of this file is safe code.
-#![allow(unsafe_code)]
-
 use kernel::prelude::*;
 
 use crate::device::RrxeDev;
@@ -24,19 +20,19 @@ use crate::kapi::rdma::{
     device::{driver_id_bound_to, Device, DeviceParams, DeviceRef, Driver},
     link::LinkHandler,
 };
+use crate::kapi::static_mutex::static_mutex;
 use crate::net::NetUse;
 use crate::stats::Counter;
 use crate::{param, rrxe_ratelimited};
 
-kernel::sync::global_lock! {
-    // SAFETY: Initialised by `init_registry` in module init, before the link
-    // type (the only source of devices) is registered.
-    unsafe(uninit) static DEVICES: Mutex<KVec<Registered>> = KVec::new();
+static_mutex! {
+    /// The registered devices, for unload to remove.
+    static DEVICES: Mutex<KVec<Registered>> = KVec::new();
 }
 
-kernel::sync::global_lock! {
-    // SAFETY: Initialised by `init_registry`, like `DEVICES`.
-    unsafe(uninit) static NEWLINK: Mutex<()> = ();
+static_mutex! {
+    /// Serialises `rdma link add`.
+    static NEWLINK: Mutex<()> = ();
 }
 
 /// A registered device, as the registry holds it.
@@ -44,16 +40,6 @@ struct Registered {
     dev: DeviceRef<RrxeDev>,
     /// The device's share of its namespace's sockets.
     _net: NetUse,
-}
-
-/// Initialises the registry.  Call exactly once, at module init.
-pub(crate) fn init_registry() {
-    // SAFETY: Called once, before any other use of `DEVICES` or `NEWLINK`.
-    unsafe {
-        DEVICES.init();
-        NEWLINK.init();
-    }
-    crate::net::init();
 }
 
 /// Called from the device's `dealloc_driver`: drop it from the registry.

@@ -10,10 +10,6 @@
 //! rrxe devices cannot share a namespace; [`attach`] fails with `EADDRINUSE`
 //! then, and the device is not created.
 
-// `global_lock!` statics need an unsafe one-time init at module init (the
-// pattern binder uses); the rest of this file is safe code.
-#![allow(unsafe_code)]
-
 use kernel::prelude::*;
 
 use crate::device::RrxeDev;
@@ -24,6 +20,7 @@ use crate::kapi::net::{
     udp_tunnel::{EncapRecv, Family, Net, TunnelSocket},
 };
 use crate::kapi::rdma::device::Device;
+use crate::kapi::static_mutex::static_mutex;
 use crate::proto::ip::ROCE_V2_UDP_DPORT;
 use crate::rrxe_ratelimited;
 
@@ -35,15 +32,9 @@ struct NsSockets {
     _v6: TunnelSocket<RrxeRecv>,
 }
 
-kernel::sync::global_lock! {
-    // SAFETY: Initialised by `init` in module init, before any device.
-    unsafe(uninit) static SOCKETS: Mutex<KVec<NsSockets>> = KVec::new();
-}
-
-/// Initialises the socket registry.  Call exactly once, at module init.
-pub(crate) fn init() {
-    // SAFETY: Called once, before any other use of `SOCKETS`.
-    unsafe { SOCKETS.init() };
+static_mutex! {
+    /// The sockets of every namespace with rrxe devices.
+    static SOCKETS: Mutex<KVec<NsSockets>> = KVec::new();
 }
 
 /// A device's use of its namespace's sockets; dropping it gives it back.

@@ -29,8 +29,7 @@
 //! 9. The devices' life: creation, the registry, removal (`link`).
 //! 10. The verbs, ib_core's entry (`verbs`, `verbs/`), then this file.
 
-// Unsafe code only in `kapi` (and the one-time init of two global locks in
-// `link` and `net`): the compiler checks it.
+// Unsafe code only in `kapi`: the compiler checks it.
 #![deny(unsafe_code)]
 
 use kernel::prelude::*;
@@ -120,7 +119,6 @@ struct RrxeModule {
 impl kernel::InPlaceModule for RrxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         param::warn_clamped();
-        link::init_registry();
         // Initialised in this order: the queues and the namespace hook
         // first, the notifier before the link type, so no device exists
         // without netdev-removal coverage.

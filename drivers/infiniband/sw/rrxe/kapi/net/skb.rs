@@ -61,7 +61,7 @@ impl SkBuff {
     /// for `len` more bytes.
     pub(super) fn alloc(headroom: usize, len: usize) -> Result<Self> {
         let total = headroom.checked_add(len).ok_or(EINVAL)?;
-        let size = kernel::ffi::c_uint::try_from(total).map_err(|_| EINVAL)?;
+        let size = kernel::ffi::c_uint::try_from(total)?;
         // SAFETY: Plain allocation (process context, may sleep); no clone
         // flags, any NUMA node.
         let skb =
@@ -93,7 +93,7 @@ impl SkBuff {
         len: usize,
         fill: impl FnOnce(*mut u8),
     ) -> Result<&[u8]> {
-        let l = kernel::ffi::c_uint::try_from(len).map_err(|_| EINVAL)?;
+        let l = kernel::ffi::c_uint::try_from(len)?;
         if len > self.tailroom() {
             return Err(EINVAL);
         }
@@ -185,7 +185,7 @@ impl SkBuff {
         // SAFETY: Both pointers are in the skb's head buffer (one
         // allocation).
         let back = unsafe { data.offset_from(nh) };
-        let back = u32::try_from(back).map_err(|_| EINVAL)?;
+        let back = u32::try_from(back)?;
         // SAFETY: `back` bytes before `data` are the IP and UDP headers the
         // stack already parsed, inside the head buffer (`skb_push` checks
         // the headroom).
@@ -233,10 +233,7 @@ impl SkBuff {
         if len == 0 {
             return Ok(());
         }
-        let (from, to) = (
-            u32::try_from(off).map_err(|_| EINVAL)?,
-            u32::try_from(end).map_err(|_| EINVAL)?,
-        );
+        let (from, to) = (u32::try_from(off)?, u32::try_from(end)?);
         // SAFETY: All-zeroes is a valid (unprepared) state; prepared next.
         let mut st: bindings::skb_seq_state = unsafe { core::mem::zeroed() };
         // SAFETY: Valid skb (type invariant); `[from, to)` is within its
@@ -281,8 +278,8 @@ impl SkBuff {
         dst: *mut u8,
         len: usize,
     ) -> Result {
-        let o = i32::try_from(off).map_err(|_| EINVAL)?;
-        let l = i32::try_from(len).map_err(|_| EINVAL)?;
+        let o = i32::try_from(off)?;
+        let l = i32::try_from(len)?;
         // SAFETY: Valid skb (type invariant); `skb_copy_bits` checks the
         // range against the data and copies from the linear part and
         // fragments; `dst` is valid for `len` bytes (caller's contract).

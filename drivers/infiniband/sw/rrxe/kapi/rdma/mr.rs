@@ -104,7 +104,7 @@ impl MrMemory {
         len: u64,
         access: u32,
     ) -> Result<Self> {
-        let len = usize::try_from(len).map_err(|_| EINVAL)?;
+        let len = usize::try_from(len)?;
         // SAFETY: Called in the context of the process whose memory is
         // pinned (a uverbs command); ib_core validates the range.
         let umem = from_err_ptr(unsafe {
@@ -150,7 +150,7 @@ impl MrMemory {
         // INVARIANT: No umem.
         Ok(Self {
             backing: Backing::OnDemand,
-            len: usize::try_from(len).map_err(|_| EINVAL)?,
+            len: usize::try_from(len)?,
         })
     }
 
@@ -162,7 +162,7 @@ impl MrMemory {
                 pages,
                 gen: reg.gen,
             },
-            len: usize::try_from(reg.len).map_err(|_| EINVAL)?,
+            len: usize::try_from(reg.len)?,
         })
     }
 

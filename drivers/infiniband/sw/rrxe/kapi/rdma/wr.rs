@@ -85,7 +85,7 @@ pub(super) fn sge(s: &bindings::ib_sge) -> Sge {
 ///
 /// `list` points to `n` SGEs valid for `'a` (or `n` is 0).
 unsafe fn sge_list<'a>(list: *const bindings::ib_sge, n: i32) -> Result<&'a [bindings::ib_sge]> {
-    let n = usize::try_from(n).map_err(|_| EINVAL)?;
+    let n = usize::try_from(n)?;
     if n == 0 {
         return Ok(&[]);
     }

@@ -58,7 +58,7 @@ impl<'d> Cq<'d> {
     /// completion vector 0.  `name` is the owner ib_core's resource
     /// tracking shows.  May sleep.
     pub(crate) fn alloc(dev: &'d IbDevice, entries: u32, name: &'static CStr) -> Result<Self> {
-        let nr = i32::try_from(entries).map_err(|_| EINVAL)?;
+        let nr = i32::try_from(entries)?;
         // SAFETY: `dev` is a registered device valid for `'d`; a direct
         // CQ has no private data or handler; `name` is 'static.
         let cq = unsafe {

@@ -199,8 +199,8 @@ impl OdpUmem {
         if access & HUGETLB != 0 {
             return Err(crate::kapi::eopnotsupp());
         }
-        let size = usize::try_from(len).map_err(|_| EINVAL)?;
-        let start = c_ulong::try_from(addr).map_err(|_| EINVAL)?;
+        let size = usize::try_from(len)?;
+        let start = c_ulong::try_from(addr)?;
         // SAFETY: Called in the context of the process whose memory is
         // registered (a uverbs command; ib_umem_odp_get records its mm);
         // `MN_OPS` is static.
