@@ -5,8 +5,8 @@
 # (CONFIG_RDMA_RRXE=m; and refused when a dependency is missing), built
 # there, and the module it gives checked (name, alias, dependencies: ib_core
 # is built in, the UDP tunnel a module).
-# The copy lives next to the cache (its .config differs, so the Rust
-# crates are rebuilt there, not in the cache); the out-of-tree build the
+# The copy lives next to the cache (its .config differs: Kbuild rebuilds
+# there what depends on the changed options, not in the cache); the out-of-tree build the
 # tests load is untouched.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
