@@ -48,12 +48,16 @@ fi
 
 RRXE_STEP="checking the Rust toolchain"
 command -v rustup >/dev/null || die "rustup not found: this machine's rustc 1.95 comes from rustup (https://rustup.rs)"
-if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
-	step "rustup component add rust-src"
-	rustup component add rust-src >/dev/null || die "rustup component add rust-src failed (output above)"
-	rustup component list --installed 2>/dev/null | grep -q '^rust-src' ||
-		die "rust-src is not installed after 'rustup component add rust-src'"
-fi
+# rust-src for the kernel's Rust build; rustfmt and clippy for make test's
+# rustfmt and clippy checks.
+for comp in rust-src rustfmt clippy; do
+	if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
+		step "rustup component add $comp"
+		rustup component add "$comp" >/dev/null || die "rustup component add $comp failed (output above)"
+		rustup component list --installed 2>/dev/null | grep -q "^$comp" ||
+			die "$comp is not installed after 'rustup component add $comp'"
+	fi
+done
 
 if ! command -v bindgen >/dev/null; then
 	step "cargo install --locked bindgen-cli (a few minutes)"

@@ -42,18 +42,23 @@ struct Registered {
     _net: NetUse,
 }
 
-/// Called from the device's `dealloc_driver`: drop it from the registry.
-pub(crate) fn forget(dev: &Device<RrxeDev>) {
+/// Removes the entry of the device `is` picks from the registry.
+fn remove_entry(is: impl Fn(&DeviceRef<RrxeDev>) -> bool) {
     let gone = {
         let mut devices = DEVICES.lock();
-        let found = devices.iter().position(|r| r.dev.is(dev));
+        let found = devices.iter().position(|r| is(&r.dev));
         found.map(|i| devices.remove(i))
     };
     // Dropped after `DEVICES` is released: the socket use takes `SOCKETS`
-    // (the lock table in `engine.rs`).  Our `get_device` reference goes;
-    // ib_core still holds its own until `dealloc_driver` returns, so the
-    // memory outlives this call.
+    // (the lock table in `engine.rs`).
     drop(gone);
+}
+
+/// Called from the device's `dealloc_driver`: drop it from the registry.
+/// Our `get_device` reference goes; ib_core still holds its own until
+/// `dealloc_driver` returns, so the memory outlives this call.
+pub(crate) fn forget(dev: &Device<RrxeDev>) {
+    remove_entry(|d| d.is(dev));
 }
 
 /// Owned by the module: dropping it (at unload, after the link type is
@@ -82,12 +87,7 @@ fn remove_all() {
         // Defensive: if ib_core never called `dealloc_driver` for it (a
         // registration that never completed), drop our entry ourselves so
         // this loop ends.
-        let stale = {
-            let mut devices = DEVICES.lock();
-            let found = devices.iter().position(|r| r.dev.ptr_eq(&dev));
-            found.map(|i| devices.remove(i))
-        };
-        drop(stale);
+        remove_entry(|d| d.ptr_eq(&dev));
     }
 }
 

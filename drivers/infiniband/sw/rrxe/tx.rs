@@ -100,14 +100,15 @@ fn route<'a>(
         0 => netdev.ifindex(),
         i => i,
     };
+    let pair = route_pair(&ep.ips);
     if cache
         .as_ref()
-        .is_some_and(|r| r.pair() != &route_pair(&ep.ips) || r.oif() != oif || !r.is_valid())
+        .is_some_and(|r| r.pair() != &pair || r.oif() != oif || !r.is_valid())
     {
         *cache = None;
     }
     if cache.is_none() {
-        let r = Route::lookup(netdev.net(), oif, &route_pair(&ep.ips)).inspect_err(|e| {
+        let r = Route::lookup(netdev.net(), oif, &pair).inspect_err(|e| {
             rrxe_ratelimited!(
                 pr_warn,
                 "rrxe: {}: no route: error {}\n",
