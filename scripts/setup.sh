@@ -50,11 +50,18 @@ RRXE_STEP="checking the Rust toolchain"
 command -v rustup >/dev/null || die "rustup not found: this machine's rustc 1.95 comes from rustup (https://rustup.rs)"
 # rust-src for the kernel's Rust build; rustfmt and clippy for make test's
 # rustfmt and clippy checks.
+# The list is read whole before it is searched: `rustup ... | grep -q`
+# under pipefail fails when grep exits early and rustup gets SIGPIPE.
+rust_component_installed() {
+	local list
+	list=$(rustup component list --installed 2>/dev/null) || return 1
+	grep -Eq "^$1(-|\$)" <<<"$list"
+}
 for comp in rust-src rustfmt clippy; do
-	if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
+	if ! rust_component_installed "$comp"; then
 		step "rustup component add $comp"
 		rustup component add "$comp" >/dev/null || die "rustup component add $comp failed (output above)"
-		rustup component list --installed 2>/dev/null | grep -q "^$comp" ||
+		rust_component_installed "$comp" ||
 			die "$comp is not installed after 'rustup component add $comp'"
 	fi
 done

@@ -19,7 +19,7 @@ log="$RRXE_OUT/setup-test.log"
 
 # ---- shims ---------------------------------------------------------------
 # State lives in $SHIM_STATE: missing/<pkg> (a Debian package not
-# installed), rust-src, libclang (pieces installed); $HOME/.cargo/bin/bindgen
+# installed), rust-src, rustfmt, clippy, libclang (pieces installed); $HOME/.cargo/bin/bindgen
 # exists once installed.  SHIM_FAIL names what fails: apt-update,
 # apt-install, apt-noop (succeeds, installs nothing), rustup-add, cargo,
 # pip, pip-noop, mktemp, not-root, apt-download.
@@ -59,8 +59,17 @@ EOF
 shim rustup <<'EOF'
 echo "rustup $*" >>"$SHIM_STATE/calls"
 case "$*" in
-"component list --installed") echo rustc-x86_64-unknown-linux-gnu; [ -e "$SHIM_STATE/rust-src" ] && echo rust-src; exit 0 ;;
-"component add rust-src") fails rustup-add && { echo "error: simulated" >&2; exit 1; }; touch "$SHIM_STATE/rust-src"; exit 0 ;;
+"component list --installed")
+	echo rustc-x86_64-unknown-linux-gnu
+	[ -e "$SHIM_STATE/rust-src" ] && echo rust-src
+	for c in rustfmt clippy; do [ -e "$SHIM_STATE/$c" ] && echo "$c-x86_64-unknown-linux-gnu"; done
+	exit 0
+	;;
+"component add rust-src" | "component add rustfmt" | "component add clippy")
+	fails rustup-add && { echo "error: simulated" >&2; exit 1; }
+	touch "$SHIM_STATE/$3"
+	exit 0
+	;;
 esac
 exit 0
 EOF
@@ -97,7 +106,7 @@ EOF
 # ---- running one case ----------------------------------------------------
 n=0 pass=0 fail=0
 # case NAME MISSING FAIL EXPECT SCRIPT [ARGS...]
-#   MISSING: what is not installed at the start (pkg:NAME, rust-src,
+#   MISSING: what is not installed at the start (pkg:NAME, rust-src, rustfmt, clippy,
 #     bindgen, libclang, rustup, none)
 #   FAIL: SHIM_FAIL value ("" for none)
 #   EXPECT: "ok" (exit 0 and the piece installed) or an ERE the last
@@ -108,13 +117,13 @@ run_case() {
 	local st="$T/case$n" home="$T/home$n"
 	rm -rf "$st" "$home"
 	mkdir -p "$st/missing" "$home/.cargo/bin" "$T/cache$n"
-	touch "$st/rust-src" "$st/libclang"
+	touch "$st/rust-src" "$st/rustfmt" "$st/clippy" "$st/libclang"
 	printf '#!/bin/sh\necho bindgen 0.72.0\n' >"$home/.cargo/bin/bindgen"
 	chmod +x "$home/.cargo/bin/bindgen"
 	local path="$T/shims:/usr/bin:/bin"
 	case $missing in
 	pkg:*) touch "$st/missing/${missing#pkg:}" ;;
-	rust-src) rm -f "$st/rust-src" ;;
+	rust-src | rustfmt | clippy) rm -f "$st/$missing" ;;
 	bindgen) rm -f "$home/.cargo/bin/bindgen" ;;
 	libclang) rm -f "$st/libclang" ;;
 	rustup)
@@ -140,7 +149,7 @@ run_case() {
 		[ $rc = 0 ] || why="exit $rc: ${last:-no error line}"
 		case $missing in
 		pkg:*) [ -e "$st/missing/${missing#pkg:}" ] && why="${why:+$why; }package not installed" ;;
-		rust-src) [ -e "$st/rust-src" ] || why="${why:+$why; }rust-src not installed" ;;
+		rust-src | rustfmt | clippy) [ -e "$st/$missing" ] || why="${why:+$why; }$missing not installed" ;;
 		bindgen) [ -x "$home/.cargo/bin/bindgen" ] || why="${why:+$why; }bindgen not installed" ;;
 		libclang) [ -e "$st/libclang" ] || why="${why:+$why; }libclang not installed" ;;
 		esac
@@ -173,6 +182,8 @@ run_case "setup: apt-get installs nothing" pkg:perftest apt-noop "still not inst
 run_case "setup: not root" pkg:qemu-system-x86 not-root "need root.*qemu-system-x86" "${S[@]}"
 run_case "setup: no rustup" rustup "" "rustup not found" "${S[@]}"
 run_case "setup: rust-src missing is installed" rust-src "" ok "${S[@]}"
+run_case "setup: rustfmt missing is installed" rustfmt "" ok "${S[@]}"
+run_case "setup: clippy missing is installed" clippy "" ok "${S[@]}"
 run_case "setup: rustup component add fails" rust-src rustup-add "rustup component add rust-src failed" "${S[@]}"
 run_case "setup: bindgen missing is installed" bindgen "" ok "${S[@]}"
 run_case "setup: cargo install bindgen-cli fails" bindgen cargo "cargo install --locked bindgen-cli failed" "${S[@]}"
