@@ -24,6 +24,8 @@ PKGS=(
 	# the verbs samples (samples/verbs): libibverbs' headers, and strace
 	# to count their system calls
 	libibverbs-dev strace
+	# make test's documentation check (sphinx-build of Documentation/rrxe)
+	python3-sphinx
 )
 
 missing_pkgs() {

@@ -50,6 +50,7 @@ check flavor-map bash "$here/flavor-map.sh" --check "$top/Documentation/rrxe/tes
 check layers python3 "$here/layers.py"
 check rustfmt bash "$here/rustfmt-check.sh"
 check clippy bash "$here/clippy-check.sh"
+check docs bash "$here/docs-check.sh"
 for flavor in $flavors; do
 	kconfig=$(FLAVOR=$flavor bash -c ". '$top/scripts/lib.sh' && echo \$KDIR")/.config
 	check "config ($flavor)" bash "$here/check-config.sh" "$kconfig"
