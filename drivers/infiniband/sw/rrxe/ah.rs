@@ -19,11 +19,9 @@ use kernel::{prelude::*, sync::Arc};
 
 use crate::kapi::rdma::mr::PdId;
 use crate::kapi::rdma::qp::{GidNetdev, QpPath};
-use crate::kapi::rdma::udata::UData;
 use crate::kapi::xarray::{RcuRelease, RcuTable};
 use crate::param;
 use crate::proto::path::IpPair;
-use crate::rrxe_ratelimited;
 
 /// What a UD send needs of an AH.
 pub(crate) struct AhState {
@@ -49,59 +47,44 @@ pub(crate) struct RrxeAh {
 /// The AHs of a device, by number.
 pub(crate) type AhTable = RcuTable<AhState>;
 
-/// `create_ah`: validates the address vector and publishes the AH;
-/// without `sleepable`, nothing here sleeps.
-pub(crate) fn create(
-    table: &AhTable,
-    pd: PdId,
-    av: &QpPath,
-    udata: Option<UData<'_>>,
-    sleepable: bool,
-) -> Result<RrxeAh> {
-    let gfp = if sleepable { GFP_KERNEL } else { GFP_ATOMIC };
-    if av.port_num != 1 || u32::from(av.sgid_index) >= param::gid_tbl_len() {
-        rrxe_ratelimited!(
-            pr_warn,
-            "rrxe: create_ah: bad port {} or sgid_index {}\n",
-            av.port_num,
-            av.sgid_index
-        );
-        return Err(EINVAL);
-    }
-    let Some(ips) = IpPair::from_gids(&av.sgid, &av.dgid) else {
-        rrxe_ratelimited!(pr_warn, "rrxe: create_ah: IPv4 and IPv6 GIDs mixed\n");
-        return Err(EINVAL);
-    };
-    let release = RcuRelease::new(gfp)?;
-    let slot = if sleepable {
-        table.reserve(1, param::MAX_AH as u32)?
-    } else {
-        table.reserve_atomic(1, param::MAX_AH as u32)?
-    };
-    let state = Arc::new(
-        AhState {
-            num: slot.index(),
-            pd,
-            ips,
-            tclass: av.traffic_class,
-            hop_limit: av.hop_limit,
-            gid_dev: av.gid_dev,
-            av: *av,
-        },
-        gfp,
-    )?;
-    if let Some(mut u) = udata {
-        u.require_empty_input()?;
-        // struct rxe_create_ah_resp { __u32 ah_num; __u32 reserved; }
-        let mut resp = [0u8; 8];
-        resp[..4].copy_from_slice(&state.num.to_ne_bytes());
-        u.respond(&resp)?;
-    }
-    slot.publish(state.clone())?;
-    Ok(RrxeAh { state, release })
-}
-
 impl RrxeAh {
+    /// A new AH for the address vector `av` (checked by the caller; `ips`
+    /// its address pair), numbered and then published: `report` gets the
+    /// number first (for user space's response), and an error from it
+    /// abandons the AH before any WQE can name it.  Without `sleepable`,
+    /// nothing here sleeps.
+    pub(crate) fn new(
+        table: &AhTable,
+        pd: PdId,
+        av: &QpPath,
+        ips: IpPair,
+        sleepable: bool,
+        report: impl FnOnce(u32) -> Result,
+    ) -> Result<Self> {
+        let gfp = if sleepable { GFP_KERNEL } else { GFP_ATOMIC };
+        let release = RcuRelease::new(gfp)?;
+        let slot = if sleepable {
+            table.reserve(1, param::MAX_AH as u32)?
+        } else {
+            table.reserve_atomic(1, param::MAX_AH as u32)?
+        };
+        let state = Arc::new(
+            AhState {
+                num: slot.index(),
+                pd,
+                ips,
+                tclass: av.traffic_class,
+                hop_limit: av.hop_limit,
+                gid_dev: av.gid_dev,
+                av: *av,
+            },
+            gfp,
+        )?;
+        report(state.num)?;
+        slot.publish(state.clone())?;
+        Ok(Self { state, release })
+    }
+
     /// Its number (what a UD WQE names).
     pub(crate) fn num(&self) -> u32 {
         self.state.num

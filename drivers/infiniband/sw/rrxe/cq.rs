@@ -24,14 +24,14 @@ use kernel::{
     },
 };
 
-use crate::kapi::rdma::cq::{notify, CqAttr, CqEvents, KernelWc, NetworkType, UserCaller};
+use crate::kapi::rdma::cq::{notify, CqEvents, KernelWc, NetworkType};
 use crate::kapi::rdma::event::QpHandle;
 use crate::kapi::spinlock_irq::SpinLockIrq;
 use crate::limit::Charge;
 use crate::new_spinlock_irq;
 use crate::proto::cqe::{Cqe, NetHdr, CQE_SIZE};
-use crate::queue::{Geometry, Queue};
-use crate::{param, rrxe_ratelimited};
+use crate::queue::Queue;
+use crate::rrxe_ratelimited;
 
 /// The ring and the kernel's producer index (a running count).
 struct Ring {
@@ -122,154 +122,109 @@ impl Drop for RrxeCq {
     }
 }
 
-/// Creates a CQ for `attr`; see [`crate::kapi::rdma::device::Driver::create_cq`].
-pub(crate) fn create(
-    attr: CqAttr,
-    user: Option<UserCaller<'_>>,
-    events: CqEvents,
-    charge: Charge,
-) -> Result<(RrxeCq, u32)> {
-    if attr.flags != 0 {
-        return Err(crate::kapi::eopnotsupp());
-    }
-    // ib_core checks this for user space; kept as a guard for every caller.
-    if attr.comp_vector >= kernel::cpu::nr_cpu_ids() {
-        return Err(EINVAL);
-    }
-    let geo =
-        Geometry::new(attr.cqe, CQE_SIZE as u32, param::MAX_CQE as u32).inspect_err(|_| {
-            rrxe_ratelimited!(
-                pr_warn,
-                "rrxe: create_cq: {} entries is out of range\n",
-                attr.cqe
-            );
-        })?;
-    let (queue, kring) = match user {
-        Some(mut user) => {
-            user.udata.require_empty_input()?;
-            let queue = Queue::new(&user.ctx, geo)?;
-            // struct rxe_create_cq_resp { struct mminfo mi; }
-            user.udata.respond(&queue.mminfo())?;
-            (Some(queue), None)
-        }
-        None => (None, Some(KernelRing::new(geo.capacity() as usize)?)),
-    };
-    let shared = Arc::pin_init(
-        pin_init!(CqShared {
-            ring <- new_mutex!(Ring { queue, producer: 0 }),
-            kring <- new_spinlock_irq!(kring),
-            notify: Atomic::new(0),
-            events,
-        }),
-        GFP_KERNEL,
-    )?;
-    Ok((
-        RrxeCq {
+impl RrxeCq {
+    /// A CQ completing into `queue`, a ring user space maps, or, for a
+    /// kernel consumer (`None`), into a kernel ring of `capacity` entries.
+    pub(crate) fn new(
+        queue: Option<Queue>,
+        capacity: u32,
+        events: CqEvents,
+        charge: Charge,
+    ) -> Result<Self> {
+        let kring = match queue {
+            Some(_) => None,
+            None => Some(KernelRing::new(capacity as usize)?),
+        };
+        let shared = Arc::pin_init(
+            pin_init!(CqShared {
+                ring <- new_mutex!(Ring { queue, producer: 0 }),
+                kring <- new_spinlock_irq!(kring),
+                notify: Atomic::new(0),
+                events,
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(Self {
             shared,
             _charge: charge,
-        },
-        geo.capacity(),
-    ))
-}
+        })
+    }
 
-/// `resize_cq`: a new ring of at least `cqe` entries takes the
-/// completions not yet polled, in order, and replaces the old one (whose
-/// mapping goes; librxe maps the new one from the response, holding its CQ
-/// lock meanwhile, so it does not poll during the call).  `EINVAL` if they
-/// do not fit.
-///
-/// The new ring is allocated and the response copied to user space
-/// before the ring lock is taken: the engine takes that lock for every
-/// completion, and a copy to user memory may wait as long as the user
-/// likes (a page fault userfaultfd or a FUSE file never resolves).  If the
-/// completions then do not fit, the call fails and the response written
-/// names a ring that is already gone (librxe ignores it on failure), as on
-/// C rxe, which copies before it locks too.
-pub(crate) fn resize(cq: &RrxeCq, cqe: u32, user: Option<UserCaller<'_>>) -> Result<u32> {
-    let Some(mut user) = user else {
-        return Err(crate::kapi::eopnotsupp());
-    };
-    user.udata.require_empty_input()?;
-    let geo = Geometry::new(cqe, CQE_SIZE as u32, param::MAX_CQE as u32).inspect_err(|_| {
-        rrxe_ratelimited!(
-            pr_warn,
-            "rrxe: resize_cq: {} entries is out of range\n",
-            cqe
-        );
-    })?;
-    let new = Queue::new(&user.ctx, geo)?;
-    // struct rxe_resize_cq_resp { struct mminfo mi; }
-    user.udata.respond(&new.mminfo())?;
-    let mut ring = cq.shared.ring.lock();
-    let old = ring.queue.as_ref().ok_or(EINVAL)?;
-    let consumer = old.user_consumer()?;
-    let pending = ring.producer.wrapping_sub(consumer) & old.mask();
-    if pending > geo.capacity() {
-        rrxe_ratelimited!(
-            pr_warn,
-            "rrxe: resize_cq: {} entries cannot hold the {} not polled\n",
-            cqe,
-            pending
-        );
-        return Err(EINVAL);
+    /// Replaces a user CQ's ring with `new`, empty and of `capacity`
+    /// entries, which takes the completions not yet polled, in order;
+    /// `EINVAL` if they do not fit (the old ring stays) or the CQ is a
+    /// kernel consumer's.  The ring lock is held only to move them: the
+    /// caller makes `new`, and writes its mmap info, before.
+    pub(crate) fn replace_ring(&self, new: Queue, capacity: u32) -> Result {
+        let mut ring = self.shared.ring.lock();
+        let old = ring.queue.as_ref().ok_or(EINVAL)?;
+        let consumer = old.user_consumer()?;
+        let pending = ring.producer.wrapping_sub(consumer) & old.mask();
+        if pending > capacity {
+            rrxe_ratelimited!(
+                pr_warn,
+                "rrxe: resize_cq: {} entries cannot hold the {} not polled\n",
+                capacity,
+                pending
+            );
+            return Err(EINVAL);
+        }
+        let mut slot = [0u8; CQE_SIZE];
+        for i in 0..pending {
+            old.read_slot(consumer.wrapping_add(i), &mut slot)?;
+            new.write_slot(i, &slot)?;
+        }
+        new.publish_consumer(0)?;
+        new.publish_producer(pending)?;
+        let old = ring.queue.replace(new);
+        ring.producer = pending;
+        drop(ring);
+        // The old ring's mmap entry goes outside the lock as well.
+        drop(old);
+        Ok(())
     }
-    let mut slot = [0u8; CQE_SIZE];
-    for i in 0..pending {
-        old.read_slot(consumer.wrapping_add(i), &mut slot)?;
-        new.write_slot(i, &slot)?;
-    }
-    new.publish_consumer(0)?;
-    new.publish_producer(pending)?;
-    let old = ring.queue.replace(new);
-    ring.producer = pending;
-    drop(ring);
-    // The old ring's mmap entry goes outside the lock as well.
-    drop(old);
-    Ok(geo.capacity())
-}
 
-/// Arms the CQ; reports pending completions if asked.
-pub(crate) fn req_notify(cq: &RrxeCq, flags: u32) -> Result<bool> {
-    let cq = &cq.shared;
-    let arm = flags & notify::SOLICITED_MASK;
-    if arm == notify::SOLICITED_MASK {
-        return Err(EINVAL);
+    /// Arms the CQ for `arm` (`notify::NEXT_COMP` or `notify::SOLICITED`,
+    /// 0 to leave it as it is).  NEXT_COMP wins over SOLICITED if both
+    /// requests race, as in C rxe.
+    pub(crate) fn arm(&self, arm: u32) {
+        let word = &self.shared.notify;
+        // Full ordering (as `post`'s barrier on the other side): the arm
+        // must be visible before the consumer's next look at the ring, or
+        // a completion appended meanwhile could find the CQ disarmed while
+        // the consumer finds the ring empty, and wait for an event forever.
+        if arm == notify::NEXT_COMP {
+            word.xchg(arm, Full);
+        } else if arm != 0 {
+            let _ = word.cmpxchg(0, arm, Full);
+        }
     }
-    // NEXT_COMP wins over SOLICITED if both requests race, as in C rxe.
-    // Full ordering (as `post`'s barrier on the other side): the arm must
-    // be visible before the consumer's next look at the ring, or a
-    // completion appended meanwhile could find the CQ disarmed while the
-    // consumer finds the ring empty, and wait for an event forever.
-    if arm == notify::NEXT_COMP {
-        cq.notify.xchg(arm, Full);
-    } else if arm != 0 {
-        let _ = cq.notify.cmpxchg(0, arm, Full);
-    }
-    let report = flags & notify::REPORT_MISSED_EVENTS != 0;
-    if !report {
-        return Ok(false);
-    }
-    // A kernel consumer may be in softirq context: its ring's lock only.
-    if let Some(k) = Option::as_ref(&*cq.kring.lock()) {
-        return Ok(k.pending() != 0);
-    }
-    let pending = match &cq.ring.lock().queue {
-        Some(q) => q.count()?,
-        None => 0,
-    };
-    Ok(pending != 0)
-}
 
-/// `poll_cq` of a kernel consumer: up to `max` completions to `f`, oldest
-/// first.  `EINVAL` on a user CQ (librxe polls its ring itself).
-pub(crate) fn poll(cq: &RrxeCq, max: usize, f: &mut dyn FnMut(&KernelWc)) -> Result {
-    let mut guard = cq.shared.kring.lock();
-    let k = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
-    for _ in 0..max {
-        let Some(wc) = k.pop() else { break };
-        f(&wc);
+    /// Whether completions wait to be polled.
+    pub(crate) fn any_pending(&self) -> Result<bool> {
+        let cq = &self.shared;
+        // A kernel consumer may be in softirq context: its ring's lock only.
+        if let Some(k) = Option::as_ref(&*cq.kring.lock()) {
+            return Ok(k.pending() != 0);
+        }
+        let pending = match &cq.ring.lock().queue {
+            Some(q) => q.count()?,
+            None => 0,
+        };
+        Ok(pending != 0)
     }
-    Ok(())
+
+    /// `poll_cq` of a kernel consumer: up to `max` completions to `f`,
+    /// oldest first.  `EINVAL` on a user CQ (librxe polls its ring itself).
+    pub(crate) fn poll(&self, max: usize, f: &mut dyn FnMut(&KernelWc)) -> Result {
+        let mut guard = self.shared.kring.lock();
+        let k = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
+        for _ in 0..max {
+            let Some(wc) = k.pop() else { break };
+            f(&wc);
+        }
+        Ok(())
+    }
 }
 
 impl CqShared {
@@ -285,7 +240,7 @@ impl CqShared {
         }
         overrun?;
         // The completion published (the producer index), then the arm
-        // read: a full barrier between the two (see `req_notify`).
+        // read: a full barrier between the two (see `RrxeCq::arm`).
         smp_mb();
         let armed = self.notify.load(Acquire);
         let fire = armed == notify::NEXT_COMP || (solicited && armed == notify::SOLICITED);

@@ -18,8 +18,9 @@
 //! `struct rxe_modify_srq_cmd` points (C rxe's uABI: not in the response),
 //! and librxe maps it while it holds its SRQ lock.  Fewer entries than
 //! those WQEs, or than an armed limit, is `EINVAL`.  The new ring is made
-//! and its mmap info written before the SRQ's lock is taken: nothing
-//! touches user memory under a lock the engine takes.
+//! and its mmap info written (`verbs/srq.rs`) before the SRQ's lock is
+//! taken ([`RrxeSrq::apply`]): nothing touches user memory under a lock
+//! the engine takes.
 //!
 //! A kernel consumer's SRQ (nvmet-rdma with `use_srq`, for instance) has
 //! a kernel-only ring in the same layout.  Its `post_srq_recv` writes
@@ -31,13 +32,11 @@ use kernel::{
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
-    uaccess::{UserPtr, UserSlice},
 };
 
-use crate::kapi::rdma::cq::UserCaller;
 use crate::kapi::rdma::mr::PdId;
 use crate::kapi::rdma::rxe_uapi::RECV_WQE_SIZE;
-use crate::kapi::rdma::srq::{SrqAttr, SrqEvents, MODIFY_LIMIT, MODIFY_MAX_WR};
+use crate::kapi::rdma::srq::{SrqAttr, SrqEvents};
 use crate::kapi::spinlock_irq::SpinLockIrq;
 use crate::kapi::xarray::{RcuRelease, RcuTable};
 use crate::mr::MrTable;
@@ -94,97 +93,70 @@ fn wqe_size(max_sge: u32) -> u32 {
     RECV_WQE_SIZE as u32 + max_sge * SGE_SIZE
 }
 
-fn bad(what: &str, v: u32) -> Error {
+/// The ring of an SRQ of `max_wr` WQEs of `max_sge` SGEs each.
+pub(crate) fn geometry(max_wr: u32, max_sge: u32) -> Result<Geometry> {
+    Geometry::new(max_wr, wqe_size(max_sge), param::MAX_SRQ_WR as u32)
+        .map_err(|_| bad("max_wr", max_wr))
+}
+
+/// `EINVAL`, after a rate-limited message naming `what` and its value.
+pub(crate) fn bad(what: &str, v: u32) -> Error {
     rrxe_ratelimited!(pr_warn, "rrxe: SRQ: bad {} {}\n", what, v);
     EINVAL
 }
 
-/// `create_srq`: a ring mapped by the user process, or a kernel-only one
-/// for a kernel consumer (`user` is `None`).
-pub(crate) fn create(
-    table: &SrqTable,
-    pd: PdId,
-    attr: &mut SrqAttr,
-    mut user: Option<UserCaller<'_>>,
-    events: SrqEvents,
-) -> Result<RrxeSrq> {
-    let max_sge = attr.max_sge.max(1);
-    if max_sge > param::MAX_SRQ_SGE as u32 {
-        return Err(bad("max_sge", attr.max_sge));
-    }
-    let geo = Geometry::new(attr.max_wr, wqe_size(max_sge), param::MAX_SRQ_WR as u32)
-        .map_err(|_| bad("max_wr", attr.max_wr))?;
-    if attr.srq_limit > geo.capacity() {
-        return Err(bad("srq_limit", attr.srq_limit));
-    }
-    let queue = match &mut user {
-        Some(u) => {
-            u.udata.require_empty_input()?;
-            Queue::new(&u.ctx, geo)?
-        }
-        None => Queue::new_kernel(geo)?,
-    };
-    let queue = Arc::new(queue, GFP_KERNEL)?;
-    let release = RcuRelease::new(GFP_KERNEL)?;
-    let slot = table.reserve(param::MIN_SRQ_INDEX as u32, param::MAX_SRQ_INDEX as u32)?;
-    let num = slot.index();
-    if let Some(u) = &mut user {
-        // struct rxe_create_srq_resp { struct mminfo mi; __u32 srq_num; __u32 reserved; }
-        let mut resp = [0u8; 24];
-        resp[..16].copy_from_slice(&queue.mminfo());
-        resp[16..20].copy_from_slice(&num.to_ne_bytes());
-        u.udata.respond(&resp)?;
-    }
-    let kpost = if user.is_none() {
-        Some(queue.clone())
-    } else {
-        None
-    };
-    let limit = attr.srq_limit;
-    let shared = Arc::pin_init(
-        pin_init!(SrqShared {
-            pd,
-            max_sge,
-            inner <- new_mutex!(SrqInner {
-                queue: Some(queue),
-                consumer: 0,
-                limit,
-                capacity: geo.capacity(),
-            }),
-            kpost <- new_spinlock_irq!(kpost),
-            events,
-        }),
-        GFP_KERNEL,
-    )?;
-    slot.publish(shared.clone())?;
-    attr.max_wr = geo.capacity();
-    attr.max_sge = max_sge;
-    Ok(RrxeSrq {
-        shared,
-        num,
-        release,
-    })
-}
-
 impl RrxeSrq {
-    /// `modify_srq`: resizes and/or arms the limit.  A resize makes its
-    /// new ring (and, for a user SRQ, reads the request and writes the
-    /// mmap info to user memory) before it takes the SRQ's lock, which
-    /// the engine takes for every receive (`take`): a copy from or to
-    /// user memory may wait as long as the user likes (a page fault that
-    /// userfaultfd or a FUSE file never resolves), and must not hold up
-    /// the QPs attached to the SRQ meanwhile.
-    pub(crate) fn modify(&self, attr: &SrqAttr, mask: u32, user: Option<UserCaller<'_>>) -> Result {
-        if mask & !(MODIFY_MAX_WR | MODIFY_LIMIT) != 0 {
-            return Err(bad("attribute mask", mask));
-        }
+    /// A new SRQ on `queue` (user space's ring, or a kernel-only one for a
+    /// kernel consumer) of WQEs of up to `max_sge` SGEs, the limit event
+    /// armed at `limit` (0: disarmed), numbered and then published:
+    /// `report` gets the number first (for user space's response), and an
+    /// error from it abandons the SRQ before any QP can name it.
+    pub(crate) fn new(
+        table: &SrqTable,
+        pd: PdId,
+        queue: Queue,
+        max_sge: u32,
+        limit: u32,
+        events: SrqEvents,
+        report: impl FnOnce(u32, &Queue) -> Result,
+    ) -> Result<Self> {
+        let capacity = queue.mask();
+        let queue = Arc::new(queue, GFP_KERNEL)?;
+        let release = RcuRelease::new(GFP_KERNEL)?;
+        let slot = table.reserve(param::MIN_SRQ_INDEX as u32, param::MAX_SRQ_INDEX as u32)?;
+        let num = slot.index();
+        report(num, &queue)?;
+        let kpost = queue.is_kernel().then(|| queue.clone());
+        let shared = Arc::pin_init(
+            pin_init!(SrqShared {
+                pd,
+                max_sge,
+                inner <- new_mutex!(SrqInner {
+                    queue: Some(queue),
+                    consumer: 0,
+                    limit,
+                    capacity,
+                }),
+                kpost <- new_spinlock_irq!(kpost),
+                events,
+            }),
+            GFP_KERNEL,
+        )?;
+        slot.publish(shared.clone())?;
+        Ok(Self {
+            shared,
+            num,
+            release,
+        })
+    }
+
+    /// The locked half of `modify_srq`: installs `new` (a ring made by the
+    /// caller without the lock, see [`SrqShared::install`]) and/or arms
+    /// the limit at `limit`.  The engine takes this lock for every receive
+    /// (`take`), so nothing that touches user memory happens here.
+    pub(crate) fn apply(&self, new: Option<Queue>, limit: Option<u32>) -> Result {
         let s = &self.shared;
-        let limit = (mask & MODIFY_LIMIT != 0).then_some(attr.srq_limit);
-        let new = if mask & MODIFY_MAX_WR != 0 {
-            Some(s.new_ring(attr.max_wr, limit, user)?)
-        } else {
-            None
-        };
+        let new = new.map(|q| Arc::new(q, GFP_KERNEL)).transpose()?;
         let mut g = s.inner.lock();
         let old = match new {
             Some(new) => Some(s.install(&mut g, new, limit)?),
@@ -243,39 +215,7 @@ fn move_pending(old: &Queue, consumer: u32, new: &Queue) -> Result {
 }
 
 impl SrqShared {
-    /// A ring for a resize to `max_wr` WQEs (`limit`, if one is being
-    /// armed, must fit in it), made without the SRQ's lock.  A user SRQ's
-    /// is mapped by the caller, and its mmap info written to the user
-    /// address `struct rxe_modify_srq_cmd` names (C rxe's uABI: not in
-    /// the response); a kernel SRQ's (no `user`) is kernel-only.
-    fn new_ring(
-        &self,
-        max_wr: u32,
-        limit: Option<u32>,
-        user: Option<UserCaller<'_>>,
-    ) -> Result<Arc<Queue>> {
-        let geo = Geometry::new(max_wr, wqe_size(self.max_sge), param::MAX_SRQ_WR as u32)
-            .map_err(|_| bad("max_wr", max_wr))?;
-        if let Some(limit) = limit.filter(|&l| l > geo.capacity()) {
-            return Err(bad("srq_limit", limit));
-        }
-        let new = match user {
-            Some(mut user) => {
-                // struct rxe_modify_srq_cmd { __aligned_u64 mmap_info_addr; }
-                let mut cmd = [0u8; 8];
-                user.udata.read_input(&mut cmd)?;
-                let mi_addr = u64::from_ne_bytes(cmd);
-                let new = Queue::new(&user.ctx, geo)?;
-                let mut w = UserSlice::new(UserPtr::from_addr(mi_addr as usize), 16).writer();
-                w.write_slice(&new.mminfo())?;
-                new
-            }
-            None => Queue::new_kernel(geo)?,
-        };
-        Ok(Arc::new(new, GFP_KERNEL)?)
-    }
-
-    /// Replaces the ring with `new` (from [`Self::new_ring`]), which takes
+    /// Replaces the ring with `new` (made by `verbs/srq.rs`), which takes
     /// the WQEs not yet taken; `EINVAL` if they, or the armed limit (or
     /// `limit`, about to be armed), do not fit, or if `new` is not the
     /// same kind of ring (user or kernel) as the old one.  A kernel SRQ's

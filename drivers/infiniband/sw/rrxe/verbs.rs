@@ -2,21 +2,28 @@
 
 //! The verbs: what ib_core calls on an rrxe device, as C rxe's
 //! `rxe_verbs.c`.  `impl Driver` below only dispatches; each verb lives
-//! with its object: the device's own verbs (queries, user contexts, PDs,
-//! counters, MADs) in `verbs/device.rs`, the QP verbs in `verbs/qp.rs` and
-//! posting in `verbs/post.rs`, memory regions in `verbs/mr.rs` (prefetch
-//! in `verbs/advise.rs`), memory windows in `verbs/mw.rs`.  CQs, SRQs and
-//! AHs are created, changed and destroyed by their objects' files
-//! (`cq.rs`, `srq.rs`, `ah.rs`), which check what the caller passed.
+//! in `verbs/` beside its object's file: the device's own verbs (queries,
+//! user contexts, PDs, counters, MADs) in `verbs/device.rs`, the QP verbs
+//! in `verbs/qp.rs` and posting in `verbs/post.rs`, CQs in `verbs/cq.rs`,
+//! SRQs in `verbs/srq.rs`, AHs in `verbs/ah.rs`, memory regions in
+//! `verbs/mr.rs` (prefetch in `verbs/advise.rs`), memory windows in
+//! `verbs/mw.rs`.  A verb checks what the caller passed and speaks the
+//! uABI (`udata`, librxe's structs); the object's file (`cq.rs`, `srq.rs`,
+//! ...) keeps the object's state, under its locks, as C rxe's
+//! `rxe_<object>.c`.  Verbs that only read or drop an object (`query_ah`,
+//! `poll_cq`, `destroy_srq`) call it directly.
 //!
 //! This is the top layer: ib_core enters here, and nothing below names it.
 
 pub(crate) mod advise;
+pub(crate) mod ah;
+pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod post;
 pub(crate) mod qp;
+pub(crate) mod srq;
 
 use kernel::prelude::*;
 
@@ -219,7 +226,7 @@ impl Driver for RrxeDev {
         user: Option<UserCaller<'_>>,
         events: SrqEvents,
     ) -> Result<Self::Srq> {
-        crate::srq::create(&dev.core().srqs, pd, attr, user, events)
+        srq::create(&dev.core().srqs, pd, attr, user, events)
     }
 
     fn modify_srq(
@@ -229,7 +236,7 @@ impl Driver for RrxeDev {
         mask: u32,
         user: Option<UserCaller<'_>>,
     ) -> Result {
-        srq.modify(attr, mask, user)
+        srq::modify(srq, attr, mask, user)
     }
 
     fn query_srq(srq: &Self::Srq) -> SrqAttr {
@@ -247,7 +254,7 @@ impl Driver for RrxeDev {
         udata: Option<UData<'_>>,
         sleepable: bool,
     ) -> Result<Self::Ah> {
-        crate::ah::create(&dev.core().ahs, pd, av, udata, sleepable)
+        ah::create(dev, pd, av, udata, sleepable)
     }
 
     fn query_ah(ah: &Self::Ah) -> QpPath {
@@ -264,18 +271,18 @@ impl Driver for RrxeDev {
         user: Option<UserCaller<'_>>,
         events: CqEvents,
     ) -> Result<(Self::Cq, u32)> {
-        crate::cq::create(attr, user, events, dev.charge_cq()?)
+        cq::create(attr, user, events, dev.charge_cq()?)
     }
 
     fn resize_cq(cq: &Self::Cq, cqe: u32, user: Option<UserCaller<'_>>) -> Result<u32> {
-        crate::cq::resize(cq, cqe, user)
+        cq::resize(cq, cqe, user)
     }
 
     fn poll_cq(cq: &Self::Cq, max: usize, f: &mut dyn FnMut(&KernelWc)) -> Result {
-        crate::cq::poll(cq, max, f)
+        cq.poll(max, f)
     }
 
     fn req_notify_cq(cq: &Self::Cq, flags: u32) -> Result<bool> {
-        crate::cq::req_notify(cq, flags)
+        cq::req_notify(cq, flags)
     }
 }
