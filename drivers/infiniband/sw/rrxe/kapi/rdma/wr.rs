@@ -58,6 +58,53 @@ pub(crate) struct RegWr<'a, T: Driver> {
     pub(crate) access: u32,
 }
 
+impl<'a, T: Driver> UdWr<'a, T> {
+    /// Reads the datagram fields of `ud`; `EINVAL` without an AH.
+    ///
+    /// # Safety
+    ///
+    /// `ud`'s AH, if not null, is one of driver `T`'s, live for `'a`
+    /// (ib_core's contract: while the request is posted).
+    unsafe fn read(ud: &'a bindings::ib_ud_wr) -> Result<Self> {
+        if ud.ah.is_null() {
+            return Err(EINVAL);
+        }
+        Ok(Self {
+            // SAFETY: Per the function's contract, an AH of `T`'s, live.
+            ah: unsafe { super::ah::data::<T>(ud.ah) },
+            remote_qpn: ud.remote_qpn,
+            remote_qkey: ud.remote_qkey,
+        })
+    }
+}
+
+impl<'a, T: Driver> RegWr<'a, T> {
+    /// Reads a fast registration request, staging the MR's page list at
+    /// its current address (the consumer may have rebased it after
+    /// mapping); `EINVAL` without an MR or for one with no page list.
+    ///
+    /// # Safety
+    ///
+    /// `r`'s MR, if not null, is one of driver `T`'s, live for `'a`
+    /// (ib_core's contract: while the request is posted).
+    unsafe fn read(r: &'a bindings::ib_reg_wr) -> Result<Self> {
+        if r.mr.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: Per the function's contract, an MR of `T`'s, live.
+        let pages = unsafe { super::mr::fast_pages::<T>(r.mr) }.ok_or(EINVAL)?;
+        // SAFETY: `r.mr` is non-null and live (the function's contract);
+        // `iova` is a plain field.
+        pages.stage_iova(unsafe { (*r.mr).iova });
+        Ok(Self {
+            // SAFETY: Per the function's contract, an MR of `T`'s, live.
+            mr: unsafe { super::mr::data::<T>(r.mr) },
+            key: r.key,
+            access: r.access as u32,
+        })
+    }
+}
+
 /// A scatter/gather element of a kernel work request (`struct ib_sge`):
 /// `length` bytes at `addr` in the region whose local key is `lkey`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,36 +174,44 @@ impl<'a, T: Driver> SendWr<'a, T> {
         };
         let ptr: *const bindings::ib_send_wr = wr;
         if qp_type == bindings::ib_qp_type_IB_QPT_UD || qp_type == bindings::ib_qp_type_IB_QPT_GSI {
-            // SAFETY: Work requests to UD QPs are `ib_ud_wr`s.
-            let ud = unsafe { &*ptr.cast::<bindings::ib_ud_wr>() };
-            if ud.ah.is_null() {
-                return Err(EINVAL);
-            }
-            out.ud = Some(UdWr {
-                // SAFETY: ib_core's contract: the AH is ours and lives.
-                ah: unsafe { super::ah::data::<T>(ud.ah) },
-                remote_qpn: ud.remote_qpn,
-                remote_qkey: ud.remote_qkey,
-            });
+            // SAFETY: Work requests to UD QPs are `ib_ud_wr`s (ib_core's
+            // contract, the function's), naming AHs of `T`.
+            out.ud = Some(unsafe { UdWr::read(&*ptr.cast::<bindings::ib_ud_wr>()) }?);
             return Ok(out);
         }
-        match wr.opcode {
+        // SAFETY: Per the function's contract, `wr` heads the container its
+        // opcode implies, valid for the call.
+        unsafe { out.read_container(ptr) }?;
+        Ok(out)
+    }
+
+    /// Reads the fields of a connected QP's request that its opcode's
+    /// container (`ib_rdma_wr`, `ib_atomic_wr`, `ib_reg_wr`) adds to
+    /// `ib_send_wr`; `EINVAL` for an opcode this layer does not take.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a kernel consumer's work request, valid for the call, at
+    /// the head of the container its opcode implies (ib_core's contract),
+    /// naming, for REG_MR, an MR of driver `T` live while it is posted.
+    unsafe fn read_container(&mut self, ptr: *const bindings::ib_send_wr) -> Result {
+        match self.opcode {
             bindings::ib_wr_opcode_IB_WR_RDMA_WRITE
             | bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM
             | bindings::ib_wr_opcode_IB_WR_RDMA_READ => {
                 // SAFETY: These opcodes come in an `ib_rdma_wr`.
                 let r = unsafe { &*ptr.cast::<bindings::ib_rdma_wr>() };
-                out.remote_addr = r.remote_addr;
-                out.rkey = r.rkey;
+                self.remote_addr = r.remote_addr;
+                self.rkey = r.rkey;
             }
             bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP
             | bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
                 // SAFETY: These opcodes come in an `ib_atomic_wr`.
                 let a = unsafe { &*ptr.cast::<bindings::ib_atomic_wr>() };
-                out.remote_addr = a.remote_addr;
-                out.rkey = a.rkey;
-                out.compare_add = a.compare_add;
-                out.swap = a.swap;
+                self.remote_addr = a.remote_addr;
+                self.rkey = a.rkey;
+                self.compare_add = a.compare_add;
+                self.swap = a.swap;
             }
             bindings::ib_wr_opcode_IB_WR_SEND
             | bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM
@@ -165,27 +220,12 @@ impl<'a, T: Driver> SendWr<'a, T> {
             bindings::ib_wr_opcode_IB_WR_REG_MR => {
                 // SAFETY: REG_MR comes in an `ib_reg_wr`.
                 let r = unsafe { &*ptr.cast::<bindings::ib_reg_wr>() };
-                if r.mr.is_null() {
-                    return Err(EINVAL);
-                }
-                // SAFETY: ib_core's contract: an MR of ours, live while the
-                // request is posted.
-                let pages = unsafe { super::mr::fast_pages::<T>(r.mr) }.ok_or(EINVAL)?;
-                // The consumer may have rebased the address after mapping.
-                // SAFETY: `r.mr` is non-null and, per ib_core's contract, a live
-                // MR while the request is posted; `iova` is a plain field.
-                pages.stage_iova(unsafe { (*r.mr).iova });
-                out.reg = Some(RegWr {
-                    // SAFETY: ib_core's contract: `r.mr` is an MR of ours, live
-                    // while the request is posted.
-                    mr: unsafe { super::mr::data::<T>(r.mr) },
-                    key: r.key,
-                    access: r.access as u32,
-                });
+                // SAFETY: Per the function's contract, an MR of `T`'s.
+                self.reg = Some(unsafe { RegWr::read(r) }?);
             }
             _ => return Err(EINVAL),
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The SGEs.
@@ -237,11 +277,10 @@ impl<'a, T: Driver> SendWr<'a, T> {
 pub(crate) fn check_direct_map(addr: u64, len: usize) -> Result {
     let last = addr.checked_add(len as u64 - 1).ok_or(EINVAL)?;
     // SAFETY: `__virt_addr_valid` only computes on the address.
-    let ok = unsafe {
-        bindings::__virt_addr_valid(addr as kernel::ffi::c_ulong)
-            && bindings::__virt_addr_valid(last as kernel::ffi::c_ulong)
-    };
-    if ok {
+    let first_ok = unsafe { bindings::__virt_addr_valid(addr as kernel::ffi::c_ulong) };
+    // SAFETY: As above.
+    let last_ok = unsafe { bindings::__virt_addr_valid(last as kernel::ffi::c_ulong) };
+    if first_ok && last_ok {
         Ok(())
     } else {
         Err(EINVAL)
