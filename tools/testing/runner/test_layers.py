@@ -26,6 +26,13 @@ def found(files):
 
 
 class LayerCheck(unittest.TestCase):
+    def test_graph_lists_each_module_s_uses_lowest_layer_first(self):
+        refs = layers.scan(tree({
+            "engine.rs": "use crate::{tx::send, qp::Qp};\nfn f() { crate::kapi::x(); }\n",
+            "qp.rs": "",
+        }))
+        self.assertEqual(layers.graph(refs), ["engine (layer 6): uses kapi, qp, tx"])
+
     def test_downward_use_passes(self):
         self.assertEqual(found({"engine.rs": "use crate::qp::Qp;\n", "qp.rs": ""}), {})
 
