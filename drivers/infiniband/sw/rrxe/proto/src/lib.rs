@@ -6,7 +6,8 @@
 //! * Wire headers as zero-copy views and builders: [`bth`], [`reth`],
 //!   [`aeth`], [`atmeth`], [`atmack`], [`deth`], [`rdeth`], [`immdt`],
 //!   [`ieth`], [`feth`], the IP/UDP carriers in [`ip`], the common
-//!   [`header::Header`] trait, whole packets in [`packet`] and [`builder`].
+//!   [`header::Header`] trait, whole packets in [`packet`] and [`builder`],
+//!   many packets of a message in one UDP GSO batch in [`gso`].
 //! * Protocol facts: the [`opcode`] table, 24-bit [`psn`] arithmetic, AETH
 //!   syndromes and timers in [`aeth`], the RoCEv2 [`icrc`].
 //! * Decisions: receive checks in [`validate`], the IBTA QP state machine in
@@ -32,6 +33,7 @@ pub mod deth;
 pub mod feth;
 pub mod gid;
 pub mod grh;
+pub mod gso;
 pub mod header;
 pub mod icrc;
 pub mod ieth;
