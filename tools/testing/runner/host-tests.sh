@@ -3,8 +3,9 @@
 # known-answer and corpus-regression tests) and of roce-flood (the attack
 # tests' packet generator and its per-packet model), the scripts'
 # failure reporting (setup-test.sh), the benchmark's statistics
-# (tools/testing/bench/test_benchstat.py) and the layer check
-# (tools/testing/runner/test_layers.py).  Writes HOST_PASS/HOST_FAIL to
+# (tools/testing/bench/test_benchstat.py), the layer check
+# (tools/testing/runner/test_layers.py) and the capture checks' ICRC
+# (tools/testing/selftests/rrxe/progs/test_icrc_check.py).  Writes HOST_PASS/HOST_FAIL to
 # $RRXE_OUT/host.counts.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -49,6 +50,9 @@ unittest_dir() {
 # (tools/testing/runner/layers.py) on synthetic trees.
 unittest_dir benchstat "$top/tools/testing/bench"
 unittest_dir layers "$top/tools/testing/runner"
+# The capture checks' independent ICRC (progs/icrc_check.py) on C rxe's
+# captured packets.
+unittest_dir icrc_check "$top/tools/testing/selftests/rrxe/progs"
 echo "host: $pass passed, $fail failed"
 echo "HOST_PASS=$pass HOST_FAIL=$fail" >"$RRXE_OUT/host.counts"
 [ "$fail" = 0 ]
