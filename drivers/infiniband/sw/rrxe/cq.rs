@@ -163,7 +163,7 @@ impl RrxeCq {
         if pending > capacity {
             rrxe_ratelimited!(
                 pr_warn,
-                "rrxe: resize_cq: {} entries cannot hold the {} not polled\n",
+                "rrxe: resize_cq: a ring of {} entries cannot hold the {} not polled\n",
                 capacity,
                 pending
             );

@@ -23,7 +23,8 @@
 //! parks, they occupy the user queue's workers, and kernel consumers
 //! (NVMe-oF, rdma_cm's kernel users) keep theirs.  Nothing else an engine
 //! task waits for is held across a user copy: verbs copy to and from user
-//! memory before they take a lock the engine takes (`cq.rs`, `srq.rs`).
+//! memory before they take a lock the engine takes (`verbs/cq.rs`,
+//! `verbs/srq.rs`).
 //!
 //! Who runs a task is decided by its scheduling word (`qp/task.rs`): input
 //! (a packet, a WQE, a timer expiry, a new state) is published, then the
@@ -125,7 +126,7 @@
 //! takes no lock), workqueue pools, the IP stack's locks and, when
 //! destroy drops a user ring, its mmap entry's locks.  No lock an engine
 //! task takes is held across a copy to or from user memory: verbs copy
-//! before they take one (`cq.rs`, `srq.rs`).
+//! before they take one (`verbs/cq.rs`, `verbs/srq.rs`).
 //!
 //! Not locks: RCU read sections (table lookups, `Revocable::try_access`
 //! around copies of pinned memory, the workqueue slots), in which nothing

@@ -110,7 +110,7 @@ const DEVICE_CAP_FLAGS: u64 = device_cap::BAD_PKEY_CNTR
     | device_cap::BAD_QKEY_CNTR
     | device_cap::AUTO_PATH_MIG
     | device_cap::SRQ_RESIZE
-    // One port: a UD AH names port 1 or is refused (`ah::create`).
+    // One port: a UD AH names port 1 or is refused (`verbs/ah.rs`).
     | device_cap::UD_AV_PORT_ENFORCE
     // The RC responder answers a SEND without a receive WQE with an RNR
     // NAK.

@@ -36,12 +36,9 @@ pub(crate) fn create(
         rrxe_ratelimited!(pr_warn, "rrxe: create_ah: IPv4 and IPv6 GIDs mixed\n");
         return Err(EINVAL);
     };
-    let mut udata = udata;
-    if let Some(u) = &mut udata {
-        u.require_empty_input()?;
-    }
     RrxeAh::new(&dev.core().ahs, pd, av, ips, sleepable, |num| {
         let Some(mut u) = udata else { return Ok(()) };
+        u.require_empty_input()?;
         // struct rxe_create_ah_resp { __u32 ah_num; __u32 reserved; }
         let mut resp = [0u8; 8];
         resp[..4].copy_from_slice(&num.to_ne_bytes());

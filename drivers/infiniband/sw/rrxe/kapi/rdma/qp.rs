@@ -523,7 +523,8 @@ pub(super) unsafe extern "C" fn post_send<T: Driver>(
     let mut res = Ok(());
     while !cur.is_null() {
         // SAFETY: A kernel consumer's list: each request valid for the
-        // call, in the container its opcode implies, naming live AHs.
+        // call, in the container its opcode implies, naming live AHs or MRs
+        // of `T`'s (ib_core's contract).
         res = unsafe { SendWr::<T>::read(&*cur, qp_type) }.and_then(|w| T::post_send(data, &w));
         if res.is_err() {
             break;

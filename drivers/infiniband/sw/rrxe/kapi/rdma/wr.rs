@@ -65,7 +65,7 @@ impl<'a, T: Driver> UdWr<'a, T> {
     ///
     /// `ud`'s AH, if not null, is one of driver `T`'s, live for `'a`
     /// (ib_core's contract: while the request is posted).
-    unsafe fn read(ud: &'a bindings::ib_ud_wr) -> Result<Self> {
+    unsafe fn read(ud: &bindings::ib_ud_wr) -> Result<Self> {
         if ud.ah.is_null() {
             return Err(EINVAL);
         }
@@ -87,7 +87,7 @@ impl<'a, T: Driver> RegWr<'a, T> {
     ///
     /// `r`'s MR, if not null, is one of driver `T`'s, live for `'a`
     /// (ib_core's contract: while the request is posted).
-    unsafe fn read(r: &'a bindings::ib_reg_wr) -> Result<Self> {
+    unsafe fn read(r: &bindings::ib_reg_wr) -> Result<Self> {
         if r.mr.is_null() {
             return Err(EINVAL);
         }
@@ -144,14 +144,16 @@ unsafe fn sge_list<'a>(list: *const bindings::ib_sge, n: i32) -> Result<&'a [bin
 }
 
 impl<'a, T: Driver> SendWr<'a, T> {
-    /// Reads `wr`, posted to a QP of type `qp_type`.  `EINVAL` for opcodes
-    /// whose container this layer does not read (memory registration).
+    /// Reads `wr`, posted to a QP of type `qp_type`.  `EINVAL` for an
+    /// opcode this layer does not take, or a request without the AH or MR
+    /// it needs.
     ///
     /// # Safety
     ///
     /// `wr` is a kernel consumer's work request, valid for `'a`, in the
     /// container its opcode and the QP type imply (ib_core's contract),
-    /// naming AHs of driver `T` that live while it is posted.
+    /// naming AHs (UD) or an MR (REG_MR) of driver `T` that live while it
+    /// is posted.
     pub(super) unsafe fn read(wr: &'a bindings::ib_send_wr, qp_type: u32) -> Result<Self> {
         // SAFETY: Every member of the union is a plain 64-bit value.
         let wr_id = unsafe { wr.__bindgen_anon_1.wr_id };
@@ -175,12 +177,16 @@ impl<'a, T: Driver> SendWr<'a, T> {
         let ptr: *const bindings::ib_send_wr = wr;
         if qp_type == bindings::ib_qp_type_IB_QPT_UD || qp_type == bindings::ib_qp_type_IB_QPT_GSI {
             // SAFETY: Work requests to UD QPs are `ib_ud_wr`s (ib_core's
-            // contract, the function's), naming AHs of `T`.
-            out.ud = Some(unsafe { UdWr::read(&*ptr.cast::<bindings::ib_ud_wr>()) }?);
+            // contract, the function's), valid for `'a`.
+            let ud = unsafe { &*ptr.cast::<bindings::ib_ud_wr>() };
+            // SAFETY: Per the function's contract, its AH is one of `T`'s,
+            // live while the request is posted.
+            out.ud = Some(unsafe { UdWr::read(ud) }?);
             return Ok(out);
         }
         // SAFETY: Per the function's contract, `wr` heads the container its
-        // opcode implies, valid for the call.
+        // opcode implies, valid for `'a`, and a REG_MR names an MR of `T`'s
+        // live while the request is posted.
         unsafe { out.read_container(ptr) }?;
         Ok(out)
     }
@@ -279,8 +285,8 @@ pub(crate) fn check_direct_map(addr: u64, len: usize) -> Result {
     // SAFETY: `__virt_addr_valid` only computes on the address.
     let first_ok = unsafe { bindings::__virt_addr_valid(addr as kernel::ffi::c_ulong) };
     // SAFETY: As above.
-    let last_ok = unsafe { bindings::__virt_addr_valid(last as kernel::ffi::c_ulong) };
-    if first_ok && last_ok {
+    let ok = first_ok && unsafe { bindings::__virt_addr_valid(last as kernel::ffi::c_ulong) };
+    if ok {
         Ok(())
     } else {
         Err(EINVAL)
