@@ -195,6 +195,11 @@ def scan(root):
     return out
 
 
+def top_module(path):
+    """The top-level module of a path, or "" for the crate root."""
+    return path[0] if path else ""
+
+
 def second(path):
     """The second-level module of a path, or "" for the top module's own
     file."""
@@ -243,7 +248,7 @@ def violations(refs):
     top_edges, sub_edges = {}, {}
     for rel, line, frm, to in refs:
         where = f"{rel}:{line}"
-        tf, tt = (frm[0] if frm else ""), (to[0] if to else "")
+        tf, tt = top_module(frm), top_module(to)
         if tf != tt:
             top_edges.setdefault((tf, tt), where)
             lf, lt = LAYERS.get(tf), LAYERS.get(tt)
@@ -268,17 +273,20 @@ def graph(refs):
     """Lines `module (layer N): uses a, b` for every top-level module."""
     uses = {}
     for _rel, _line, frm, to in refs:
-        tf, tt = (frm[0] if frm else ""), (to[0] if to else "")
+        tf, tt = top_module(frm), top_module(to)
         uses.setdefault(tf, set())
         if tf != tt:
             uses[tf].add(tt)
-    name = lambda m: m or "rdma_rrxe"
-    order = sorted(uses, key=lambda m: (LAYERS.get(m, 99), m))
+    def name(m):
+        return m or "rdma_rrxe"
+
+    def by_layer(m):
+        return (LAYERS.get(m, 99), m)
+
     lines = []
-    for m in order:
-        deps = ", ".join(sorted(map(name, uses[m]), key=lambda d: (LAYERS.get(d, 99), d)))
-        layer = LAYERS.get(m, "?")
-        lines.append(f"{name(m)} (layer {layer}): uses {deps or 'nothing'}")
+    for m in sorted(uses, key=by_layer):
+        deps = ", ".join(name(d) for d in sorted(uses[m], key=by_layer))
+        lines.append(f"{name(m)} (layer {LAYERS.get(m, '?')}): uses {deps or 'nothing'}")
     return lines
 
 
