@@ -27,7 +27,8 @@
 //! most [`MAX_SEGMENTS`] segments (`UDP_MAX_SEGMENTS`, what a UDP socket
 //! may hand the stack in one send).
 
-use super::ip::{IpVersion, UDP_HDR_LEN};
+use super::ip::{IpVersion, IPPROTO_UDP, UDP_HDR_LEN};
+use super::path::IpPair;
 
 /// Most segments in one batch (the kernel's `UDP_MAX_SEGMENTS`).
 pub const MAX_SEGMENTS: usize = 128;
@@ -47,28 +48,113 @@ pub const fn max_batch_payload(version: IpVersion) -> usize {
     }
 }
 
+/// A batch being planned, packet by packet: the first packet sets
+/// `gso_size`; each further one joins ([`Plan::admit`]) while the one
+/// before it is exactly `gso_size` long, it is no longer (a shorter one
+/// ends the batch), and the batch stays within [`MAX_SEGMENTS`] and
+/// `byte_cap` bytes of RoCE packets (at most [`max_batch_payload`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    gso_size: usize,
+    count: usize,
+    bytes: usize,
+    last: usize,
+    byte_cap: usize,
+}
+
+impl Plan {
+    /// A batch of IP version `version` starting with a packet of RoCE
+    /// length `first` (BTH through ICRC), holding at most `byte_cap`
+    /// bytes of RoCE packets (a sender's own limit, say on one buffer's
+    /// size; the IP length field's limit applies anyway).
+    pub fn new(version: IpVersion, first: usize, byte_cap: usize) -> Self {
+        Plan {
+            gso_size: first,
+            count: 1,
+            bytes: first,
+            last: first,
+            byte_cap: byte_cap.min(max_batch_payload(version)),
+        }
+    }
+
+    /// Adds the next packet, of RoCE length `len`, if it may join; false
+    /// (and the plan unchanged) if it must start a batch of its own.
+    pub fn admit(&mut self, len: usize) -> bool {
+        let fits = self.count < MAX_SEGMENTS
+            && self.last == self.gso_size
+            && len != 0
+            && len <= self.gso_size
+            && self.bytes + len <= self.byte_cap;
+        if fits {
+            self.count += 1;
+            self.bytes += len;
+            self.last = len;
+        }
+        fits
+    }
+
+    /// Packets in the batch.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The segment size: the first packet's length.
+    pub fn gso_size(&self) -> usize {
+        self.gso_size
+    }
+
+    /// Bytes of RoCE packets in the batch (its UDP payload).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
 /// How many of the packets whose RoCE lengths (BTH through ICRC) are
-/// `lens`, in order, one batch may carry from the first on: the first
-/// sets `gso_size`; each further packet joins while the one before it is
-/// exactly `gso_size` long, it is no longer, and the limits hold.  1 when
+/// `lens`, in order, one batch may carry from the first on ([`Plan`],
+/// limited only by the IP length field and [`MAX_SEGMENTS`]).  1 when
 /// the first must go alone (then it is sent as an ordinary packet), 0 for
 /// no packets.
 pub fn batch_len(lens: &[usize], version: IpVersion) -> usize {
-    let Some(&gso_size) = lens.first() else {
+    let Some((&first, rest)) = lens.split_first() else {
         return 0;
     };
-    let limit = max_batch_payload(version);
-    let mut n = 1;
-    let mut bytes = gso_size;
-    while n < lens.len().min(MAX_SEGMENTS) {
-        let next = lens[n];
-        if lens[n - 1] != gso_size || next > gso_size || next == 0 || bytes + next > limit {
+    let mut plan = Plan::new(version, first, usize::MAX);
+    for &len in rest {
+        if !plan.admit(len) {
             break;
         }
-        bytes += next;
-        n += 1;
     }
-    n
+    plan.count()
+}
+
+/// The seed of the UDP checksum of a batch from `ips` whose UDP length
+/// (header included) is `udp_len`: the one's-complement sum of the IPv4
+/// or IPv6 pseudo-header, folded to 16 bits, not inverted (what
+/// `CHECKSUM_PARTIAL` expects in the checksum field, and what the
+/// segmentation adjusts for each segment's own length before it, or the
+/// device, adds the segment's bytes).
+pub fn udp_pseudo_sum(ips: &IpPair, udp_len: u32) -> u16 {
+    let mut sum: u64 = u64::from(IPPROTO_UDP);
+    let mut add = |bytes: &[u8]| {
+        for w in bytes.chunks(2) {
+            sum += u64::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]));
+        }
+    };
+    match ips {
+        IpPair::V4 { saddr, daddr } => {
+            add(saddr);
+            add(daddr);
+        }
+        IpPair::V6 { saddr, daddr } => {
+            add(saddr);
+            add(daddr);
+        }
+    }
+    sum += u64::from(udp_len >> 16) + u64::from(udp_len & 0xffff);
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    sum as u16
 }
 
 /// The IPv4 identification the kernel's segmentation gives segment
@@ -137,6 +223,46 @@ mod tests {
     fn at_most_max_segments() {
         let lens = [60usize; 300];
         assert_eq!(batch_len(&lens, IpVersion::V4), MAX_SEGMENTS);
+    }
+
+    #[test]
+    fn a_byte_cap_ends_the_batch_and_a_refused_packet_changes_nothing() {
+        let mut plan = Plan::new(IpVersion::V4, 1040, 4 * 1040);
+        assert!(plan.admit(1040) && plan.admit(1040) && plan.admit(1040));
+        let before = plan;
+        assert!(!plan.admit(1040));
+        assert_eq!(plan, before);
+        assert_eq!(
+            (plan.count(), plan.bytes(), plan.gso_size()),
+            (4, 4160, 1040)
+        );
+        // A cap above the IP limit is the IP limit.
+        let plan = Plan::new(IpVersion::V4, 60, usize::MAX);
+        assert_eq!(plan.byte_cap, max_batch_payload(IpVersion::V4));
+    }
+
+    /// IPv4 10.77.0.1 to 10.77.0.2, UDP length 64,488.
+    const V4_SUM: u16 = 0x1097;
+    /// IPv6 fd77::1 to fd77::2, UDP length 65,528.
+    const V6_SUM: u16 = 0xfafc;
+
+    #[test]
+    fn pseudo_sums_match_independently_computed_ones() {
+        // Reference values from a straightforward Python sum of the
+        // pseudo-headers (RFC 768, RFC 8200 section 8.1).
+        let v4 = IpPair::V4 {
+            saddr: [10, 77, 0, 1],
+            daddr: [10, 77, 0, 2],
+        };
+        assert_eq!(udp_pseudo_sum(&v4, 8 + 62 * 1040), V4_SUM);
+        let mut saddr = [0u8; 16];
+        let mut daddr = [0u8; 16];
+        saddr[..2].copy_from_slice(&[0xfd, 0x77]);
+        saddr[15] = 1;
+        daddr[..2].copy_from_slice(&[0xfd, 0x77]);
+        daddr[15] = 2;
+        let v6 = IpPair::V6 { saddr, daddr };
+        assert_eq!(udp_pseudo_sum(&v6, 8 + 63 * 1040), V6_SUM);
     }
 
     #[test]

@@ -226,6 +226,13 @@ impl UdpHdr {
         }
     }
 
+    /// The same header with checksum field `check` (a UDP GSO batch's
+    /// carries the pseudo-header sum, `gso::udp_pseudo_sum`).
+    pub fn with_checksum(mut self, check: u16) -> Self {
+        self.check = U16::new(check);
+        self
+    }
+
     /// Source port.
     pub fn sport(&self) -> u16 {
         self.sport.get()

@@ -203,7 +203,7 @@ mod tests {
         let mut slot = [0xa5u8; 256];
         let reg = super::super::wqe::RegReq {
             mr_index: 0x12_3456,
-            key: 0x12_3456_7f,
+            key: 0x1234_567f,
             access: 7,
         };
         let f = SendFields {
