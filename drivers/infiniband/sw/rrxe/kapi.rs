@@ -19,6 +19,7 @@ pub(crate) mod net;
 pub(crate) mod random;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma;
+pub(crate) mod runtime_param;
 pub(crate) mod spinlock_irq;
 pub(crate) mod static_mutex;
 pub(crate) mod words;

@@ -237,6 +237,22 @@ impl TxPacket {
         unsafe { self.skb.put_with(n, fill) }
     }
 
+    /// Makes the packet a UDP GSO batch of `segs` segments of `gso_size`
+    /// bytes of UDP payload each (the last may be shorter), for the stack
+    /// (or a device with UDP segmentation offload) to cut: `l3_len` is
+    /// the IP header's length, the UDP header follows it and must be
+    /// appended already, its checksum field holding the pseudo-header sum
+    /// (not inverted).  Each segment gets a copy of the headers with its
+    /// own lengths, IPv4 identification (the batch's plus its index) and
+    /// checksums.
+    pub(crate) fn set_udp_gso(&mut self, l3_len: usize, gso_size: usize, segs: usize) -> Result {
+        self.skb.set_udp_gso(
+            u16::try_from(l3_len)?,
+            u16::try_from(gso_size)?,
+            u16::try_from(segs)?,
+        )
+    }
+
     /// The skb, for the other kapi modules that append to it.
     pub(in crate::kapi) fn skb_mut(&mut self) -> &mut SkBuff {
         &mut self.skb

@@ -140,6 +140,43 @@ impl SkBuff {
         (word & RX_VLAN_SET != 0).then_some(word as u16)
     }
 
+    /// The shared info (`skb_shinfo`): at `head + end` (`end` is an
+    /// offset on 64-bit, `NET_SKBUFF_DATA_USES_OFFSET`).
+    fn shinfo(&self) -> *mut bindings::skb_shared_info {
+        let s = self.as_raw();
+        // SAFETY: Valid skb (type invariant); `end` is within the head
+        // buffer, where the shared info follows the data area.
+        unsafe { (*s).head.add((*s).end as usize).cast() }
+    }
+
+    /// Makes an skb being built a UDP GSO packet (`SKB_GSO_UDP_L4`) of
+    /// `segs` segments of `gso_size` bytes of UDP payload (the last may
+    /// be shorter), as a UDP socket's `UDP_SEGMENT` send does: the
+    /// transport header at `transport` bytes from the data start, the
+    /// checksum partial (`CHECKSUM_PARTIAL`, completed per segment by the
+    /// segmentation or the device; the UDP header's checksum field must
+    /// hold the pseudo-header sum).  The UDP header must be in the data
+    /// already.  `EINVAL` if it is not.
+    pub(super) fn set_udp_gso(&mut self, transport: u16, gso_size: u16, segs: u16) -> Result {
+        /// `offsetof(struct udphdr, check)`.
+        const UDP_CHECK_OFFSET: u16 = 6;
+        // SAFETY: Valid skb we own (type invariant); the function checks
+        // the offsets against the linear data and sets only this skb's
+        // checksum fields and transport header.
+        if !unsafe { bindings::skb_partial_csum_set(self.as_raw(), transport, UDP_CHECK_OFFSET) } {
+            return Err(EINVAL);
+        }
+        let shinfo = self.shinfo();
+        // SAFETY: The shared info of an skb we own, built by us and never
+        // cloned (`alloc`; a clone would share it), so nothing else reads
+        // or writes it while `self` is borrowed mutably.
+        let sh = unsafe { &mut *shinfo };
+        sh.gso_size = gso_size;
+        sh.gso_segs = segs;
+        sh.gso_type = bindings::SKB_GSO_UDP_L4 as u32;
+        Ok(())
+    }
+
     /// Marks the current data start as the network (IP) header.
     pub(super) fn reset_network_header(&mut self) {
         // SAFETY: Valid skb we own (type invariant).
