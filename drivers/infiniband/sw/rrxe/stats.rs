@@ -83,6 +83,9 @@ pub(crate) enum Counter {
     /// or atomic executed after them answers for them (see
     /// `proto::resources::Resources::any_after`).
     DupAckCovered,
+    /// UDP GSO batches handed to the IP stack (their packets are counted
+    /// in `SentPkts`).
+    GsoBatches,
     /// Not a count: the most memory (`skb->truesize`, summed) one receive
     /// queue of the device has held at once, in bytes.
     RcvQueuePeakBytes,
@@ -126,6 +129,7 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"sent_bytes"),
     StatDesc::new(c"rcvd_bytes"),
     StatDesc::new(c"dup_acks_covered"),
+    StatDesc::new(c"gso_batches"),
     StatDesc::new(c"rcv_queue_peak_bytes"),
 ];
 

@@ -8,11 +8,17 @@
 //! cache), by the kernel's CRC32, which uses the CPU's carry-less multiply
 //! where it can; no second walk over the packet.
 //!
+//! Several packets of one message can also go out as one UDP GSO batch
+//! ([`Batch`], `tx/batch.rs`), which the stack or the NIC cuts into
+//! packets like these.
+//!
 //! The route is cached by the caller (one per QP side) and revalidated
 //! with `dst_check` before each packet; a stale or missing one is looked
 //! up again.  A packet for an address of this host comes back to the
 //! caller as a received skb, for the caller to deliver without touching
 //! the network.
+
+mod batch;
 
 use kernel::prelude::*;
 
@@ -45,6 +51,8 @@ const MAX_HEADERS: usize = IPV6_HDR_LEN + UDP_HDR_LEN + MAX_TRANSPORT_HDR;
 /// the checksum callback on each piece as written.
 pub(crate) type Fill<'a, E> =
     &'a mut dyn FnMut(&mut TxPacket, &mut dyn FnMut(&[u8])) -> core::result::Result<(), E>;
+
+pub(crate) use batch::Batch;
 
 /// How a send ended.
 pub(crate) enum Sent {
@@ -129,20 +137,22 @@ fn rxe_flush_icrc() -> bool {
 
 /// The IP, UDP and transport headers of a packet to `ep` with `bth`, `ext`
 /// and `payload_len` payload bytes, written into `hdr`: their length and
-/// the ICRC over them.  `roce_len` is the UDP payload's length.
+/// the ICRC over them.  `roce_len` is the UDP payload's length,
+/// `ipv4_id` the IPv4 identification (0 for a packet sent alone: DF is
+/// set, so it may be anything, RFC 6864; a batch's segment's is its
+/// index, `proto::gso::segment_ipv4_id`).
 fn write_all_headers(
     hdr: &mut [u8; MAX_HEADERS],
     ep: &Endpoints,
     (bth, ext): (&Bth, &ExtHeaders),
     payload_len: usize,
-    roce_len: usize,
+    (roce_len, ipv4_id): (usize, u16),
 ) -> Result<(usize, IcrcHasher<KernelCrc32>)> {
     let net_len = ip_udp_len(&ep.ips);
     let udp_len = u16::try_from(UDP_HDR_LEN + roce_len)?;
     let version = match ep.ips {
         IpPair::V4 { saddr, daddr } => {
-            // DF set, so the ID may be anything (RFC 6864): 0.
-            let ip = Ipv4Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, ep.hop_limit, 0);
+            let ip = Ipv4Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, ep.hop_limit, ipv4_id);
             ip.emit(&mut hdr[..IPV4_HDR_LEN])?;
             IpVersion::V4
         }
@@ -186,7 +196,7 @@ pub(crate) fn send<E>(
     let roce_len = packet_len(bth.opcode(), payload_len).ok_or(EINVAL)?;
     let net_len = ip_udp_len(&ep.ips);
     let mut hdr = [0u8; MAX_HEADERS];
-    let (hlen, mut icrc) = write_all_headers(&mut hdr, ep, (bth, ext), payload_len, roce_len)?;
+    let (hlen, mut icrc) = write_all_headers(&mut hdr, ep, (bth, ext), payload_len, (roce_len, 0))?;
     let headers = &hdr[..hlen];
     let (netdev, stats) = (&*dev.netdev, &dev.stats);
     let r = route(cache, netdev, ep)?;

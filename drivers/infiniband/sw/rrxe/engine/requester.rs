@@ -21,6 +21,7 @@
 //! Memory window binds and local invalidates send nothing: they are
 //! carried out once they are the oldest WQE (`requester/local_op.rs`).
 
+mod batch;
 mod datagram;
 mod local_op;
 
@@ -176,7 +177,11 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         fail(qp, "no path to send on");
         return Step::Progress;
     };
-    match send_one(qp, s, &ep, idx) {
+    let sent = match batch::send(qp, s, &ep, idx) {
+        Some(sent) => sent,
+        None => send_one(qp, s, &ep, idx),
+    };
+    match sent {
         Ok(()) => Step::Progress,
         Err(status) => {
             if let Some(w) = s.inflight.get_mut(idx) {
@@ -190,6 +195,55 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     }
 }
 
+/// A request packet as planned: its headers and where its payload comes
+/// from in the message.
+pub(super) struct Planned {
+    pub(super) bth: Bth,
+    pub(super) ext: ExtHeaders,
+    /// Message offset of the payload.
+    pub(super) off: u32,
+    /// Payload bytes.
+    pub(super) len: u32,
+    /// The packet asks for an ACK.
+    pub(super) ack_req: bool,
+}
+
+/// Packet `k` of WQE `w` of a QP of type `qp_type` with path MTU `pmtu`,
+/// sent with PSN `psn` to QP `dest_qpn` after `noack` packets that did
+/// not ask for an ACK.
+pub(super) fn plan_packet(
+    qp_type: QpType,
+    w: &crate::wqe::SendWqe,
+    k: u32,
+    (pmtu, dest_qpn): (u32, u32),
+    psn: crate::proto::Psn,
+    noack: u32,
+) -> Result<Planned, WcStatus> {
+    let op = w.hdr.op;
+    let opcode = request_opcode(qp_type, op, k, w.npkts).ok_or(WcStatus::LocQpOpErr)?;
+    // A READ, atomic or FLUSH is one request packet without payload.
+    let (off, len) = if op.carries_payload() {
+        payload_of(k, w.hdr.length, pmtu)
+    } else {
+        (0, 0)
+    };
+    let last = op.needs_response() || k + 1 >= w.npkts;
+    let ext = request_headers(w, k, pmtu, last)?;
+    let ack_req = qp_type == QpType::Rc && (last || noack + 1 >= MAX_PKT_PER_ACK);
+    let se = last && op.is_send() && w.hdr.flags & send_flags::SOLICITED != 0;
+    let bth = Bth::new(opcode, dest_qpn, psn)
+        .with_pkey(BTH_DEF_PKEY)
+        .with_se(se)
+        .with_ack_req(ack_req);
+    Ok(Planned {
+        bth,
+        ext,
+        off,
+        len,
+        ack_req,
+    })
+}
+
 /// Sends the next packet of WQE `idx`.  A network error counts as a lost
 /// packet (the retransmit timer recovers it); a local error (the WQE's
 /// memory) is returned as the WQE's completion status.
@@ -199,42 +253,32 @@ fn send_one(
     ep: &crate::qp::Endpoints,
     idx: usize,
 ) -> Result<(), WcStatus> {
-    let pmtu = s.params.pmtu;
-    let psn = s.psn;
-    let noack = s.noack;
-    let dest_qpn = s.params.dest_qpn;
+    let path = (s.params.pmtu, s.params.dest_qpn);
+    let (psn, noack) = (s.psn, s.noack);
     let route = &mut s.route;
     let rd_atomic_out = &mut s.rd_atomic_out;
     let w = s.inflight.get_mut(idx).ok_or(WcStatus::LocQpOpErr)?;
-    let k = w.pkts_sent;
-    let op = w.hdr.op;
-    let opcode = request_opcode(qp.qp_type, op, k, w.npkts).ok_or(WcStatus::LocQpOpErr)?;
-    // A READ, atomic or FLUSH is one request packet without payload.
-    let (off, len) = if op.carries_payload() {
-        payload_of(k, w.hdr.length, pmtu)
-    } else {
-        (0, 0)
-    };
-    let last = op.needs_response() || k + 1 >= w.npkts;
-    let ext = request_headers(w, k, pmtu, last)?;
+    let p = plan_packet(qp.qp_type, w, w.pkts_sent, path, psn, noack)?;
     if !w.started {
         w.first_psn = psn;
         w.started = true;
-        if op.needs_response() {
+        if w.hdr.op.needs_response() {
             *rd_atomic_out += 1;
         }
     }
-    let ack_req = qp.qp_type == QpType::Rc && (last || noack + 1 >= MAX_PKT_PER_ACK);
-    let se = last && op.is_send() && w.hdr.flags & send_flags::SOLICITED != 0;
-    let bth = Bth::new(opcode, dest_qpn, psn)
-        .with_pkey(BTH_DEF_PKEY)
-        .with_se(se)
-        .with_ack_req(ack_req);
     let wr: &crate::wqe::SendWqe = w;
     let mut fill = |pkt: &mut crate::kapi::net::route::TxPacket, f: &mut dyn FnMut(&[u8])| {
-        crate::wqe::gather(wr, off, len as usize, pkt, f)
+        crate::wqe::gather(wr, p.off, p.len as usize, pkt, f)
     };
-    let sent = tx::send(&qp.dev, route, ep, &bth, &ext, len as usize, &mut fill);
+    let sent = tx::send(
+        &qp.dev,
+        route,
+        ep,
+        &p.bth,
+        &p.ext,
+        p.len as usize,
+        &mut fill,
+    );
     match sent {
         Ok(sent) => deliver_sent(qp, sent),
         Err(TxError::Fill(err)) => {
@@ -249,7 +293,7 @@ fn send_one(
         // No route, no memory: a lost packet, recovered by the timer.
         Err(TxError::Net(_)) => {}
     }
-    packet_sent(qp, s, idx, ack_req);
+    packet_sent(qp, s, idx, p.ack_req);
     Ok(())
 }
 
@@ -307,7 +351,7 @@ fn request_headers(
 /// A packet of WQE `idx` went out (or was lost on the way): the PSN moves
 /// on (a READ request by all its responses), the WQE is done once fully
 /// sent (UC: retired at once), and an RC QP's retransmit timer runs.
-fn packet_sent(qp: &Arc<Qp>, s: &mut SendSide, idx: usize, ack_req: bool) {
+pub(super) fn packet_sent(qp: &Arc<Qp>, s: &mut SendSide, idx: usize, ack_req: bool) {
     let psn = s.psn;
     let Some(w) = s.inflight.get_mut(idx) else {
         return;

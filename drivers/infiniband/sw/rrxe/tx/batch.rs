@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A UDP GSO batch: several consecutive RoCE packets of one message in one
+//! skb (`proto::gso`), one IP and UDP header for all of them, which the
+//! stack, or a NIC with UDP segmentation offload, cuts into ordinary
+//! RoCEv2 packets.  Built front to back in one pass like a single packet
+//! (`tx::send`): the batch's IP and UDP headers, then per packet its
+//! transport headers, payload, pad and ICRC.  Each packet's ICRC is
+//! computed over the IP and UDP headers its segment will carry (its own
+//! lengths, the IPv4 identification of its index), not over the batch's.
+//!
+//! A batch is not built for a route to this host (the loopback delivery
+//! takes one packet at a time) or when its buffer cannot be allocated:
+//! [`Batch::begin`] says so and the caller sends packet by packet.
+
+use kernel::prelude::*;
+
+use super::{ip_udp_len, route, write_all_headers, Fill, TxError, MAX_HEADERS};
+use crate::kapi::net::route::{Route, TxPacket};
+use crate::proto::bth::Bth;
+use crate::proto::builder::{packet_len, pad_for, ExtHeaders};
+use crate::proto::gso::{segment_ipv4_id, udp_pseudo_sum, Plan};
+use crate::proto::ip::{Ipv4Hdr, Ipv6Hdr, UdpHdr, ROCE_V2_UDP_DPORT, UDP_HDR_LEN};
+use crate::proto::path::IpPair;
+use crate::proto::Header;
+use crate::qp::{DevCore, Endpoints};
+use crate::stats::Counter;
+
+/// The IPv4 identification of a batch's IP header (its first segment's).
+const FIRST_IPV4_ID: u16 = 0;
+
+/// A batch being built, packet by packet, as planned.
+pub(crate) struct Batch<'a> {
+    dev: &'a DevCore,
+    route: &'a Route,
+    ep: &'a Endpoints,
+    pkt: TxPacket,
+    plan: Plan,
+    /// Packets appended so far.
+    appended: usize,
+    /// Their bytes as they will be on the wire, IP header onwards.
+    wire_bytes: usize,
+}
+
+impl<'a> Batch<'a> {
+    /// Starts a batch of `plan.count()` packets to `ep` (at least two):
+    /// its buffer, with the batch's IP and UDP headers.  `None` if it
+    /// goes to this host, or the buffer cannot be had: the caller sends
+    /// the packets one by one (which reports a missing route).
+    pub(crate) fn begin(
+        dev: &'a DevCore,
+        cache: &'a mut Option<Route>,
+        ep: &'a Endpoints,
+        plan: Plan,
+    ) -> Option<Self> {
+        if plan.count() < 2 {
+            return None;
+        }
+        let route = route(cache, &dev.netdev, ep).ok()?;
+        if route.is_loopback() {
+            return None;
+        }
+        let net_len = ip_udp_len(&ep.ips);
+        let mut pkt = TxPacket::new(route, net_len + plan.bytes()).ok()?;
+        let mut hdr = [0u8; MAX_HEADERS];
+        write_batch_headers(&mut hdr[..net_len], ep, plan.bytes()).ok()?;
+        pkt.append(&hdr[..net_len]).ok()?;
+        pkt.set_udp_gso(net_len - UDP_HDR_LEN, plan.gso_size(), plan.count())
+            .ok()?;
+        Some(Self {
+            dev,
+            route,
+            ep,
+            pkt,
+            plan,
+            appended: 0,
+            wire_bytes: 0,
+        })
+    }
+
+    /// Appends the next packet: `bth`, `ext` and `payload_len` payload
+    /// bytes that `fill` appends, then the pad and the ICRC.  Its length
+    /// must be the plan's: `gso_size`, or no more for the last.
+    pub(crate) fn push<E>(
+        &mut self,
+        bth: &Bth,
+        ext: &ExtHeaders,
+        payload_len: usize,
+        fill: Fill<'_, E>,
+    ) -> core::result::Result<(), TxError<E>> {
+        let index = self.appended;
+        let roce_len = packet_len(bth.opcode(), payload_len).ok_or(EINVAL)?;
+        let last = index + 1 == self.plan.count();
+        let fits = if last {
+            roce_len <= self.plan.gso_size()
+        } else {
+            roce_len == self.plan.gso_size()
+        };
+        if index >= self.plan.count() || !fits {
+            return Err(TxError::Net(EINVAL));
+        }
+        let id = segment_ipv4_id(FIRST_IPV4_ID, index);
+        let mut hdr = [0u8; MAX_HEADERS];
+        let (hlen, mut icrc) =
+            write_all_headers(&mut hdr, self.ep, (bth, ext), payload_len, (roce_len, id))?;
+        let net_len = ip_udp_len(&self.ep.ips);
+        self.pkt.append(&hdr[net_len..hlen])?;
+        fill(&mut self.pkt, &mut |piece| icrc.update(piece)).map_err(TxError::Fill)?;
+        let pad = usize::from(pad_for(payload_len));
+        if pad != 0 {
+            icrc.update(self.pkt.append_zeros(pad)?);
+        }
+        self.pkt.append(&icrc.finish().to_le_bytes())?;
+        self.appended += 1;
+        self.wire_bytes += net_len + roce_len;
+        Ok(())
+    }
+
+    /// Hands the batch, complete, to the IP stack, and counts its packets
+    /// as sent (or the batch as refused: lost packets, which the protocol
+    /// recovers).  `EINVAL` (nothing sent) if packets are missing.
+    pub(crate) fn send(self) -> Result {
+        if self.appended != self.plan.count() {
+            return Err(EINVAL);
+        }
+        let stats = &self.dev.stats;
+        match self.pkt.send(self.route, &self.dev.netdev) {
+            Ok(()) => {
+                stats.add(Counter::SentPkts, self.appended as u64);
+                stats.add(Counter::SentBytes, self.wire_bytes as u64);
+                stats.inc(Counter::GsoBatches);
+            }
+            Err(_) => stats.inc(Counter::SendErr),
+        }
+        Ok(())
+    }
+}
+
+/// The batch's IP and UDP headers for `roce_bytes` bytes of RoCE packets,
+/// into `hdr` (exactly their length): lengths of the whole batch, IPv4 ID
+/// [`FIRST_IPV4_ID`], the UDP checksum field seeded with the pseudo-header
+/// sum.  The stack writes the IP lengths and checksum again when it sends
+/// (`ip_local_out`), and the segmentation gives each segment its own.
+fn write_batch_headers(hdr: &mut [u8], ep: &Endpoints, roce_bytes: usize) -> Result {
+    let udp_len = u16::try_from(UDP_HDR_LEN + roce_bytes)?;
+    let l3 = hdr.len() - UDP_HDR_LEN;
+    match ep.ips {
+        IpPair::V4 { saddr, daddr } => {
+            Ipv4Hdr::new_udp(
+                saddr,
+                daddr,
+                udp_len,
+                ep.tclass,
+                ep.hop_limit,
+                FIRST_IPV4_ID,
+            )
+            .emit(&mut hdr[..l3])?;
+        }
+        IpPair::V6 { saddr, daddr } => {
+            Ipv6Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, 0, ep.hop_limit)
+                .emit(&mut hdr[..l3])?;
+        }
+    }
+    let udp = UdpHdr::new(ep.sport, ROCE_V2_UDP_DPORT, udp_len - UDP_HDR_LEN as u16)
+        .with_checksum(udp_pseudo_sum(&ep.ips, u32::from(udp_len)));
+    udp.emit(&mut hdr[l3..])?;
+    Ok(())
+}
