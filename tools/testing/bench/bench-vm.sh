@@ -263,22 +263,69 @@ abba_controlled() {
 	done
 }
 
+# gso Y|N: rrxe's module parameter gso (every rrxe device).
+gso() { echo "$1" >/sys/module/rdma_rrxe/parameters/gso; }
+
+# bench_run_gso_off WARM TOOL ARGS...: a run of pair R with rrxe's gso off.
+bench_run_gso_off() {
+	local warm=$1
+	shift
+	gso N
+	bench_run "$warm" R "$@" || true
+	gso Y
+}
+
+# abc CELL PAIRS TOOL ARGS...: abba with a third arm, rrxe with gso off
+# (pair R, gso N: arm N): rrxe/rxe is R against C as in abba; gso/nogso is
+# R (A) against N (B).  Even pairs run R C N, odd pairs N C R; after a
+# discarded warm-up of each.
+abc() {
+	local cell=$1 pairs=$2 tool=$3 p
+	shift 3
+	wanted "$cell" || return 0
+	FAILS=0
+	bench_run 1 R "$tool" "$@" && emit "$cell" 0 rrxe/rxe A AB gso/nogso A AB
+	bench_run 1 C "$tool" "$@" && emit "$cell" 0 rrxe/rxe B AB
+	bench_run_gso_off 1 "$tool" "$@" && emit "$cell" 0 gso/nogso B AB
+	for ((p = 0; p < pairs; p++)); do
+		if ((p % 2 == 0)); then
+			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A AB gso/nogso A AB
+			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B AB
+			bench_run_gso_off 0 "$tool" "$@" && emit "$cell" "$p" gso/nogso B AB
+		else
+			bench_run_gso_off 0 "$tool" "$@" && emit "$cell" "$p" gso/nogso B BA
+			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B BA
+			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A BA gso/nogso A BA
+		fi
+		if too_many_fails "$cell"; then return 0; fi
+	done
+}
+
 perftest_cells() {
 	local size mtu tool
 	# The goal cells, many pairs; two of them with the noise-floor controls.
 	abba_controlled ib_write_bw/65536/4096/1 "$PAIRS" ib_write_bw -s 65536 -m 4096 -D "$SECS" -f 1
+	abc ib_write_bw:gso/65536/4096/1 "$PAIRS_REST" ib_write_bw -s 65536 -m 4096 -D "$SECS" -f 1
 	abba_controlled ib_send_lat/2/1024/1 "$PAIRS" ib_send_lat -s 2 -m 1024 -D "$SECS" -f 1
 	abba ib_read_bw/65536/4096/1 "$PAIRS" ib_read_bw -s 65536 -m 4096 -D "$SECS" -f 1
 	abba ib_read_lat/2/1024/1 "$PAIRS" ib_read_lat -s 2 -m 1024 -D "$SECS" -f 1
 	abba ib_atomic_bw:FAA/8/1024/1 "$PAIRS" ib_atomic_bw -A FETCH_AND_ADD -m 1024 -D "$SECS" -f 1
-	abba ib_write_bw/65536/1024/4 "$PAIRS" ib_write_bw -s 65536 -m 1024 -q 4 -D "$SECS" -f 1
-	# The rest, few pairs.
+	abc ib_write_bw/65536/1024/4 "$PAIRS" ib_write_bw -s 65536 -m 1024 -q 4 -D "$SECS" -f 1
+	# The goal cells of UDP GSO (issue 33), against C rxe and gso off.
+	abc ib_write_bw/65536/1024/1 "$PAIRS" ib_write_bw -s 65536 -m 1024 -D "$SECS" -f 1
+	abc ib_send_bw/65536/1024/1 "$PAIRS" ib_send_bw -s 65536 -m 1024 -D "$SECS" -f 1
+	# The rest, few pairs; SENDs and WRITEs of several packets also
+	# against gso off.
 	for tool in ib_send_bw ib_write_bw ib_read_bw; do
 		for mtu in 1024 4096; do
 			for size in 4096 65536; do
-				[ "$tool/$size/$mtu" = ib_write_bw/65536/4096 ] && continue
-				[ "$tool/$size/$mtu" = ib_read_bw/65536/4096 ] && continue
-				abba "$tool/$size/$mtu/1" "$PAIRS_REST" "$tool" -s "$size" -m "$mtu" -D "$SECS" -f 1
+				case $tool/$size/$mtu in
+				ib_write_bw/65536/4096 | ib_read_bw/65536/4096) continue ;;
+				ib_write_bw/65536/1024 | ib_send_bw/65536/1024) continue ;;
+				ib_read_bw/* | */4096/4096)
+					abba "$tool/$size/$mtu/1" "$PAIRS_REST" "$tool" -s "$size" -m "$mtu" -D "$SECS" -f 1 ;;
+				*) abc "$tool/$size/$mtu/1" "$PAIRS_REST" "$tool" -s "$size" -m "$mtu" -D "$SECS" -f 1 ;;
+				esac
 			done
 		done
 	done

@@ -110,6 +110,13 @@ class Summary:
         return 1 / self.ratio, 1 / self.hi, 1 / self.lo
 
 
+# rrxe with its module parameter gso on (arm A) against off (arm B).
+GSO_CMP = "gso/nogso"
+# Issue 33's goal: with UDP GSO, 64 KiB WRITEs and SENDs at MTU 1024 at
+# least twice C rxe's bandwidth.
+GSO_GOAL_CELLS = {("ib_write_bw", 65536, 1024, 1), ("ib_send_bw", 65536, 1024, 1)}
+
+
 def is_control(cmp):
     """A noise-floor control: the same driver on both arms."""
     a, b = cmp.split("/")
@@ -212,7 +219,12 @@ def goal_of(cell, cmp):
     controls' check that the interval contains 1.0."""
     if is_control(cmp):
         return "CI has 1.0", lambda lo, hi: lo <= 1.0 <= hi
-    tool, _, _, qps = parse_cell(cell)
+    if cmp == GSO_CMP:
+        # Issue 33: no cell worse with UDP GSO than without.
+        return "hi>=1.0", lambda lo, hi: hi >= 1.0
+    tool, size, mtu, qps = parse_cell(cell)
+    if (tool, size, mtu, qps) in GSO_GOAL_CELLS:
+        return "lo>=2.0", lambda lo, hi: lo >= 2.0
     if tool.split(":")[0].endswith("_lat"):  # ib_atomic_lat:FAA too
         return "hi<=0.85", lambda lo, hi: hi <= 0.85
     # fio's jobs (nvme_*'s QPS) are not the four-QP cell's QPs.

@@ -172,6 +172,17 @@ class Goals(unittest.TestCase):
             self.assertEqual(benchstat.goal_of(cell, "rrxe/rxe")[0], goal, cell)
         self.assertEqual(benchstat.goal_of("ib_send_bw/4096/1024/1", "rrxe/rrxe")[0], "CI has 1.0")
 
+    def test_gso_goals(self):
+        """Issue 33: 64 KiB WRITE and SEND at MTU 1024 >= 2.0 against C
+        rxe; every cell against gso off: not worse (upper bound >= 1.0)."""
+        for cell in ("ib_write_bw/65536/1024/1", "ib_send_bw/65536/1024/1"):
+            self.assertEqual(benchstat.goal_of(cell, "rrxe/rxe")[0], "lo>=2.0", cell)
+        self.assertEqual(benchstat.goal_of("ib_write_bw/65536/4096/1", "rrxe/rxe")[0], "lo>=1.2")
+        text, test = benchstat.goal_of("ib_send_bw/4096/1024/1", "gso/nogso")
+        self.assertEqual(text, "hi>=1.0")
+        self.assertTrue(test(0.9, 1.02))
+        self.assertFalse(test(0.85, 0.97))
+
 
 class Input(unittest.TestCase):
     def record(self, **kw):

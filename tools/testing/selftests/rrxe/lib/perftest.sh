@@ -45,8 +45,9 @@ pt_run_once() {
 	local tool=$1 sdev=$2 sns=$3 cdev=$4 cns=$5 sip=$6
 	shift 6
 	local port=$PT_PORT sg cg spid crc=0 src=0 i
-	sg=$(pp_gid_index "$sdev") || return 1
-	cg=$(pp_gid_index "$cdev") || return 1
+	# PT_SGID/PT_CGID: other GID indexes than the IPv4-mapped ones.
+	sg=${PT_SGID:-$(pp_gid_index "$sdev")} || return 1
+	cg=${PT_CGID:-$(pp_gid_index "$cdev")} || return 1
 	ip netns exec "$sns" timeout "$PT_TIMEOUT" "$tool" -d "$sdev" -x "$sg" -p "$port" -F "$@" \
 		>/tmp/pt-server.log 2>&1 &
 	spid=$!
