@@ -9,9 +9,10 @@
 //! computed over the IP and UDP headers its segment will carry (its own
 //! lengths, the IPv4 identification of its index), not over the batch's.
 //!
-//! A batch is not built for a route to this host (the loopback delivery
-//! takes one packet at a time) or when its buffer cannot be allocated:
-//! [`Batch::begin`] says so and the caller sends packet by packet.
+//! A batch is not built when the module parameter `gso` is off, for fewer
+//! than two packets ([`Batch::plan`]), for a route to this host (the
+//! loopback delivery takes one packet at a time) or when its buffer cannot
+//! be allocated ([`Batch::begin`]): the caller sends packet by packet.
 
 use kernel::prelude::*;
 
@@ -19,8 +20,8 @@ use super::{ip_udp_len, route, write_all_headers, Fill, TxError, MAX_HEADERS};
 use crate::kapi::net::route::{Route, TxPacket};
 use crate::proto::bth::Bth;
 use crate::proto::builder::{packet_len, pad_for, ExtHeaders};
-use crate::proto::gso::{segment_ipv4_id, udp_pseudo_sum, Plan};
-use crate::proto::ip::{Ipv4Hdr, Ipv6Hdr, UdpHdr, ROCE_V2_UDP_DPORT, UDP_HDR_LEN};
+use crate::proto::gso::{segment_ipv4_id, udp_pseudo_sum, Plan, MAX_SEGMENTS};
+use crate::proto::ip::{IpVersion, Ipv4Hdr, Ipv6Hdr, UdpHdr, ROCE_V2_UDP_DPORT, UDP_HDR_LEN};
 use crate::proto::path::IpPair;
 use crate::proto::Header;
 use crate::qp::{DevCore, Endpoints};
@@ -28,6 +29,9 @@ use crate::stats::Counter;
 
 /// The IPv4 identification of a batch's IP header (its first segment's).
 const FIRST_IPV4_ID: u16 = 0;
+/// Most bytes of RoCE packets in one batch: its buffer is one linear
+/// allocation of about this size (an order-4 page block at most).
+const MAX_BATCH_BYTES: usize = 60 * 1024;
 
 /// A batch being built, packet by packet, as planned.
 pub(crate) struct Batch<'a> {
@@ -43,6 +47,34 @@ pub(crate) struct Batch<'a> {
 }
 
 impl<'a> Batch<'a> {
+    /// The batch that the next `most` packets to `ep` (at most; their
+    /// RoCE lengths, BTH through ICRC, by index from 0, given by `len_of`)
+    /// make from the first on: as many as [`Plan`] admits within
+    /// [`MAX_BATCH_BYTES`].  `None` when `gso` is off, or fewer than two
+    /// would go (or a length is unknown): they go one by one.
+    pub(crate) fn plan(
+        ep: &Endpoints,
+        most: u32,
+        len_of: impl Fn(u32) -> Option<usize>,
+    ) -> Option<Plan> {
+        let most = most.min(MAX_SEGMENTS as u32);
+        if most < 2 || !crate::param::gso() {
+            return None;
+        }
+        let version = if ep.ips.is_v4() {
+            IpVersion::V4
+        } else {
+            IpVersion::V6
+        };
+        let mut plan = Plan::new(version, len_of(0)?, MAX_BATCH_BYTES);
+        for i in 1..most {
+            if !plan.admit(len_of(i)?) {
+                break;
+            }
+        }
+        (plan.count() >= 2).then_some(plan)
+    }
+
     /// Starts a batch of `plan.count()` packets to `ep` (at least two):
     /// its buffer, with the batch's IP and UDP headers.  `None` if it
     /// goes to this host, or the buffer cannot be had: the caller sends

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# UDP GSO batches (engine/requester/batch.rs, tx/batch.rs).  With the
-# module parameter gso on (the default), 64 KiB RDMA WRITEs at MTU 1024
-# leave rrxe as batches: gso_batches counts them, and tcpdump on the
-# receiving veth sees UDP datagrams longer than the MTU (veth passes a GSO
-# skb whole; the receiving UDP stack cuts it before rrxe or C rxe gets
+# UDP GSO batches (engine/requester/batch.rs, responder/read.rs,
+# tx/batch.rs).  With the module parameter gso on (the default), 64 KiB
+# RDMA WRITEs at MTU 1024, and the responses of 64 KiB READs, leave rrxe
+# as batches: gso_batches counts them, and tcpdump on the receiving veth
+# sees UDP datagrams longer than the MTU (veth passes a GSO skb whole; the
+# receiving UDP stack cuts it before rrxe or C rxe gets
 # it).  Cut in software before the sending veth (gso_max_segs 1), every
 # segment is an ordinary RoCEv2 packet whose ICRC progs/icrc_check.py
 # verifies (written independently of rrxe's code), over IPv4 and IPv6.
@@ -59,6 +60,14 @@ long=$(longest /tmp/gso-rx.txt)
 note "gso on: $((b1 - b0)) batches for 40 WRITEs of 64 KiB, longest UDP payload on the receiving veth $long"
 [ "$((b1 - b0))" -ge 40 ] || fail "fewer batches ($((b1 - b0))) than messages"
 [ "${long:-0}" -gt 9000 ] || fail "no UDP datagram longer than the MTU reached the receiver"
+
+# READ responses: the responder (ppa0, the server) batches them.
+r0=$(hw_counter ppa0 gso_batches)
+out=$(pt_run ib_read_bw ppa0 ppA ppb0 ppB 10.77.0.1 -s 65536 -n 40 -m 1024) ||
+	fail "ib_read_bw: $out"
+r1=$(hw_counter ppa0 gso_batches)
+note "READ responses: $((r1 - r0)) batches for 40 READs of 64 KiB"
+[ "$((r1 - r0))" -ge 40 ] || fail "fewer READ response batches ($((r1 - r0))) than READs"
 
 # Cut before the sending veth: what a NIC without USO, or a real wire, sees.
 ip -n ppB link set vpb gso_max_segs 1 || fail "cannot set gso_max_segs on vpb"

@@ -21,15 +21,10 @@ use super::{packet_sent, plan_packet, MAX_UNACKED_PSNS};
 use crate::kapi::net::route::TxPacket;
 use crate::proto::builder::packet_len;
 use crate::proto::cqe::WcStatus;
-use crate::proto::gso::{Plan, MAX_SEGMENTS};
-use crate::proto::ip::IpVersion;
+use crate::proto::gso::Plan;
 use crate::proto::qp_state::QpType;
 use crate::qp::{send::SendSide, Endpoints, Qp};
 use crate::tx::{Batch, TxError};
-
-/// Most bytes of RoCE packets in one batch: its buffer is one linear
-/// allocation of about this size (an order-4 page block at most).
-const MAX_BATCH_BYTES: usize = 60 * 1024;
 
 /// Sends the next packets of WQE `idx` as one batch; `None` if they are
 /// not batched (see the module's comment), and nothing was done.  A local
@@ -41,7 +36,7 @@ pub(super) fn send(
     ep: &Endpoints,
     idx: usize,
 ) -> Option<Result<(), WcStatus>> {
-    if !crate::param::gso() || !matches!(qp.qp_type, QpType::Rc | QpType::Uc) {
+    if !matches!(qp.qp_type, QpType::Rc | QpType::Uc) {
         return None;
     }
     let plan = plan_batch(qp, s, ep, idx)?;
@@ -92,7 +87,7 @@ pub(super) fn send(
 }
 
 /// The batch the next packets of WQE `idx` would make: as many as the
-/// message has left, the window allows and [`Plan`] admits.  `None` if
+/// message has left and the window allows (`Batch::plan`).  `None` if
 /// fewer than two, or the WQE is not a SEND or WRITE.
 fn plan_batch(qp: &Qp, s: &SendSide, ep: &Endpoints, idx: usize) -> Option<Plan> {
     let w = s.inflight.get(idx)?;
@@ -105,26 +100,10 @@ fn plan_batch(qp: &Qp, s: &SendSide, ep: &Endpoints, idx: usize) -> Option<Plan>
         QpType::Rc => MAX_UNACKED_PSNS.saturating_sub(s.comp_psn.distance_to(s.psn)),
         _ => u32::MAX,
     };
-    let most = w.npkts.saturating_sub(k).min(room).min(MAX_SEGMENTS as u32);
-    if most < 2 {
-        return None;
-    }
-    let version = if ep.ips.is_v4() {
-        IpVersion::V4
-    } else {
-        IpVersion::V6
-    };
     let path = (s.params.pmtu, s.params.dest_qpn);
-    let roce_len = |j: u32| {
+    Batch::plan(ep, w.npkts.saturating_sub(k).min(room), |i| {
         // Lengths do not depend on the PSN or the ACK request.
-        let p = plan_packet(qp.qp_type, w, j, path, s.psn, 0).ok()?;
+        let p = plan_packet(qp.qp_type, w, k + i, path, s.psn, 0).ok()?;
         packet_len(p.bth.opcode(), p.len as usize)
-    };
-    let mut plan = Plan::new(version, roce_len(k)?, MAX_BATCH_BYTES);
-    for j in k + 1..k + most {
-        if !plan.admit(roce_len(j)?) {
-            break;
-        }
-    }
-    (plan.count() >= 2).then_some(plan)
+    })
 }
