@@ -93,16 +93,16 @@ pub(crate) fn warn_clamped() {
 }
 
 crate::kapi::runtime_param::runtime_bool_param! {
-    /// Whether RC and UC SEND and WRITE messages of several packets go
-    /// out as UDP GSO batches (`engine/requester/batch.rs`): the module
+    /// Whether RC and UC SEND and WRITE messages and READ responses of
+    /// several packets go out as UDP GSO batches (`tx/batch.rs`): the module
     /// parameter `gso`, writable at run time
     /// (`/sys/module/rdma_rrxe/parameters/gso`), so one boot can compare
     /// both ways.  Each packet built after a change follows it.
     static GSO: "rdma_rrxe"."gso" = true,
-        "Send a message's packets as UDP GSO batches, cut by the stack or the NIC (default Y; N: one skb per packet, as C rxe)";
+        "Send the packets of a SEND, WRITE or READ response as UDP GSO batches, cut by the stack or the NIC (default Y; N: one skb per packet, as C rxe)";
 }
 
-/// Whether requesters batch packets ([`GSO`]).
+/// Whether requesters and READ responders batch packets ([`GSO`]).
 pub(crate) fn gso() -> bool {
     GSO.get()
 }

@@ -121,8 +121,9 @@ pub(super) fn fetch(qp: &Qp, s: &mut SendSide) -> bool {
     true
 }
 
-/// One step: sends the next packet the window allows, or retires a WQE
-/// that cannot be sent.
+/// One step: sends the next packet the window allows (or the next packets,
+/// as one UDP GSO batch: `requester/batch.rs`), or retires a WQE that
+/// cannot be sent.
 pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     if matches!(s.timer, Some((TimerKind::RnrWait, _))) {
         return Step::Idle;

@@ -138,6 +138,10 @@ macro_rules! runtime_bool_param {
         // `link_section` counts as unsafe code: the statics below go where
         // the module loader reads parameters (`__param`) and `modinfo`
         // reads descriptions (`.modinfo`), as `module!`'s do.
+        // What the readers of those sections expect is there: `PARAM` is a
+        // complete `kernel_param` (its `arg` a `'static RuntimeBool`, the
+        // type its ops expect) and the `.modinfo` entries are
+        // NUL-terminated strings.
         #[allow(unsafe_code)]
         const _: () = {
             /// The name the kernel matches: bare for a loadable module,

@@ -93,7 +93,7 @@ impl<'a> Batch<'a> {
             return None;
         }
         let net_len = ip_udp_len(&ep.ips);
-        let mut pkt = TxPacket::new(route, net_len + plan.bytes()).ok()?;
+        let mut pkt = TxPacket::new_batch(route, net_len + plan.bytes()).ok()?;
         let mut hdr = [0u8; MAX_HEADERS];
         write_batch_headers(&mut hdr[..net_len], ep, plan.bytes()).ok()?;
         pkt.append(&hdr[..net_len]).ok()?;
@@ -149,8 +149,8 @@ impl<'a> Batch<'a> {
     }
 
     /// Hands the batch, complete, to the IP stack, and counts its packets
-    /// as sent (or the batch as refused: lost packets, which the protocol
-    /// recovers).  `EINVAL` (nothing sent) if packets are missing.
+    /// as sent (or the batch as refused, once in `SendErr`: lost packets,
+    /// which the protocol recovers).  `EINVAL` (nothing sent) if packets are missing.
     pub(crate) fn send(self) -> Result {
         if self.appended != self.plan.count() {
             return Err(EINVAL);

@@ -283,7 +283,9 @@ fn send_batch(
             |pkt: &mut TxPacket, f: &mut dyn FnMut(&[u8])| fill_from(&rep.target, &p, pkt, f);
         match batch.push(&p.bth, &p.ext, p.len as usize, &mut fill) {
             Ok(()) => {}
-            Err(TxError::Fill(e)) => return Some(Replied::Failed(e, p.bth.psn())),
+            // Nothing of the batch went out: the NAK names its first
+            // PSN, the first the requester lacks.
+            Err(TxError::Fill(e)) => return Some(Replied::Failed(e, rep.psn.add(first))),
             // One by one instead (nothing was sent).
             Err(TxError::Net(_)) => return None,
         }

@@ -208,6 +208,11 @@ impl Drop for Route {
 /// A packet being built by appending, front to back, into one skb with
 /// room for the link layer: the IP and UDP headers, the transport headers,
 /// the payload, the pad and the ICRC.  Nothing is written twice.
+///
+/// # Invariants
+///
+/// `skb` was allocated by [`TxPacket::new`] or [`TxPacket::new_batch`]
+/// and is never cloned while the packet holds it.
 pub(crate) struct TxPacket {
     skb: SkBuff,
 }
@@ -218,6 +223,17 @@ impl TxPacket {
     pub(crate) fn new(route: &Route, len: usize) -> Result<Self> {
         let mut skb = SkBuff::alloc(route.link_headroom(), len)?;
         skb.reset_network_header();
+        // INVARIANT: A fresh skb.
+        Ok(Self { skb })
+    }
+
+    /// As [`TxPacket::new`], for a batch of several packets (up to 64
+    /// KiB in one linear buffer): `ENOMEM` early and quietly when memory
+    /// is short, for the caller to send the packets one by one instead.
+    pub(crate) fn new_batch(route: &Route, len: usize) -> Result<Self> {
+        let mut skb = SkBuff::alloc_opportunistic(route.link_headroom(), len)?;
+        skb.reset_network_header();
+        // INVARIANT: A fresh skb.
         Ok(Self { skb })
     }
 
@@ -246,11 +262,14 @@ impl TxPacket {
     /// own lengths, IPv4 identification (the batch's plus its index) and
     /// checksums.
     pub(crate) fn set_udp_gso(&mut self, l3_len: usize, gso_size: usize, segs: usize) -> Result {
-        self.skb.set_udp_gso(
+        let (l3_len, gso_size, segs) = (
             u16::try_from(l3_len)?,
             u16::try_from(gso_size)?,
             u16::try_from(segs)?,
-        )
+        );
+        // SAFETY: The skb is fresh from `SkBuff::alloc` or
+        // `alloc_opportunistic` and not cloned (type invariant).
+        unsafe { self.skb.set_udp_gso(l3_len, gso_size, segs) }
     }
 
     /// The skb, for the other kapi modules that append to it.

@@ -58,14 +58,29 @@ impl SkBuff {
     }
 
     /// Allocates an skb with `headroom` bytes reserved in front and room
-    /// for `len` more bytes.
+    /// for `len` more bytes (process context: may sleep and reclaim).
     pub(super) fn alloc(headroom: usize, len: usize) -> Result<Self> {
+        Self::alloc_gfp(headroom, len, bindings::GFP_KERNEL)
+    }
+
+    /// As [`SkBuff::alloc`], but giving up early and quietly
+    /// (`__GFP_NORETRY | __GFP_NOWARN`) when memory is short: for a large
+    /// buffer whose caller has a cheaper way without it.
+    pub(super) fn alloc_opportunistic(headroom: usize, len: usize) -> Result<Self> {
+        let noretry: bindings::gfp_t = 1 << bindings::___GFP_NORETRY_BIT;
+        Self::alloc_gfp(
+            headroom,
+            len,
+            bindings::GFP_KERNEL | bindings::__GFP_NOWARN | noretry,
+        )
+    }
+
+    fn alloc_gfp(headroom: usize, len: usize, gfp: bindings::gfp_t) -> Result<Self> {
         let total = headroom.checked_add(len).ok_or(EINVAL)?;
         let size = kernel::ffi::c_uint::try_from(total)?;
-        // SAFETY: Plain allocation (process context, may sleep); no clone
-        // flags, any NUMA node.
-        let skb =
-            unsafe { bindings::__alloc_skb(size, bindings::GFP_KERNEL, 0, bindings::NUMA_NO_NODE) };
+        // SAFETY: Plain allocation (process context, may sleep: `gfp` is
+        // `GFP_KERNEL` with modifiers); no clone flags, any NUMA node.
+        let skb = unsafe { bindings::__alloc_skb(size, gfp, 0, bindings::NUMA_NO_NODE) };
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         // SAFETY: Fresh skb with `total` bytes of tailroom.
         unsafe { bindings::skb_reserve(skb.as_ptr(), headroom as i32) };
@@ -141,12 +156,17 @@ impl SkBuff {
     }
 
     /// The shared info (`skb_shinfo`): at `head + end` (`end` is an
-    /// offset on 64-bit, `NET_SKBUFF_DATA_USES_OFFSET`).
+    /// offset: `NET_SKBUFF_DATA_USES_OFFSET`, which 64-bit kernels have,
+    /// and rrxe's Kconfig depends on `64BIT`).
     fn shinfo(&self) -> *mut bindings::skb_shared_info {
         let s = self.as_raw();
-        // SAFETY: Valid skb (type invariant); `end` is within the head
-        // buffer, where the shared info follows the data area.
-        unsafe { (*s).head.add((*s).end as usize).cast() }
+        // SAFETY: Valid skb (type invariant); a plain read of a field.
+        let head = unsafe { (*s).head };
+        // SAFETY: As above.
+        let end = unsafe { (*s).end } as usize;
+        // SAFETY: `end` is an offset within the head buffer, where the
+        // shared info follows the data area.
+        unsafe { head.add(end) }.cast()
     }
 
     /// Makes an skb being built a UDP GSO packet (`SKB_GSO_UDP_L4`) of
@@ -157,7 +177,18 @@ impl SkBuff {
     /// segmentation or the device; the UDP header's checksum field must
     /// hold the pseudo-header sum).  The UDP header must be in the data
     /// already.  `EINVAL` if it is not.
-    pub(super) fn set_udp_gso(&mut self, transport: u16, gso_size: u16, segs: u16) -> Result {
+    ///
+    /// # Safety
+    ///
+    /// The skb was made by [`SkBuff::alloc`] or
+    /// [`SkBuff::alloc_opportunistic`] and never cloned: its shared info
+    /// is this `SkBuff`'s alone.
+    pub(super) unsafe fn set_udp_gso(
+        &mut self,
+        transport: u16,
+        gso_size: u16,
+        segs: u16,
+    ) -> Result {
         /// `offsetof(struct udphdr, check)`.
         const UDP_CHECK_OFFSET: u16 = 6;
         // SAFETY: Valid skb we own (type invariant); the function checks
@@ -166,14 +197,14 @@ impl SkBuff {
         if !unsafe { bindings::skb_partial_csum_set(self.as_raw(), transport, UDP_CHECK_OFFSET) } {
             return Err(EINVAL);
         }
-        let shinfo = self.shinfo();
-        // SAFETY: The shared info of an skb we own, built by us and never
-        // cloned (`alloc`; a clone would share it), so nothing else reads
-        // or writes it while `self` is borrowed mutably.
-        let sh = unsafe { &mut *shinfo };
-        sh.gso_size = gso_size;
-        sh.gso_segs = segs;
-        sh.gso_type = bindings::SKB_GSO_UDP_L4 as u32;
+        let sh = self.shinfo();
+        // SAFETY: The shared info of an skb we own and never cloned
+        // (function's contract): nothing else reads or writes it.
+        unsafe { (*sh).gso_size = gso_size };
+        // SAFETY: As above.
+        unsafe { (*sh).gso_segs = segs };
+        // SAFETY: As above.
+        unsafe { (*sh).gso_type = bindings::SKB_GSO_UDP_L4 as u32 };
         Ok(())
     }
 
