@@ -35,6 +35,10 @@ for drv in $drivers; do
 	atk_start "$drv" ack_psn_target.py "$work/target.log" "$work/info" "$work/info" "$work/go"
 	tpid=$ATK_PID
 	. "$work/info"
+	# The wire's view: rrxe sends a READ's response packets as one UDP
+	# GSO batch, which veth passes whole; cut before vpa, the capture on
+	# vpb holds one packet per response.
+	ip -n ppA link set vpa gso_max_segs 1
 	ip netns exec ppB tcpdump -i vpb -U -w "$work/resp.pcap" "udp port 4791 and src 10.77.0.1" 2>/dev/null &
 	dpid=$!
 	sleep 1
