@@ -135,12 +135,43 @@ fn rxe_flush_icrc() -> bool {
     *crate::module_parameters::flush_icrc_rxe.value() != 0
 }
 
+/// The IP and UDP headers of a datagram to `ep` with `roce_len` bytes of
+/// UDP payload, into `hdr` (exactly their length, `ip_udp_len`): the QP's
+/// traffic class and hop limit, IPv4 identification `ipv4_id` (0 for a
+/// packet sent alone: DF is set, so it may be anything, RFC 6864; a
+/// batch's segment's is its index, `proto::gso::segment_ipv4_id`), UDP
+/// checksum field `udp_check` (0: RoCEv2 senders do not checksum; a UDP
+/// GSO batch carries the pseudo-header sum).  Returns the IP version.
+fn write_ip_udp(
+    hdr: &mut [u8],
+    ep: &Endpoints,
+    roce_len: usize,
+    (ipv4_id, udp_check): (u16, u16),
+) -> Result<IpVersion> {
+    let udp_len = u16::try_from(UDP_HDR_LEN + roce_len)?;
+    let l3 = hdr.len().checked_sub(UDP_HDR_LEN).ok_or(EINVAL)?;
+    let version = match ep.ips {
+        IpPair::V4 { saddr, daddr } => {
+            let ip = Ipv4Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, ep.hop_limit, ipv4_id);
+            ip.emit(&mut hdr[..l3])?;
+            IpVersion::V4
+        }
+        IpPair::V6 { saddr, daddr } => {
+            let ip = Ipv6Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, 0, ep.hop_limit);
+            ip.emit(&mut hdr[..l3])?;
+            IpVersion::V6
+        }
+    };
+    UdpHdr::new(ep.sport, ROCE_V2_UDP_DPORT, udp_len - UDP_HDR_LEN as u16)
+        .with_checksum(udp_check)
+        .emit(&mut hdr[l3..])?;
+    Ok(version)
+}
+
 /// The IP, UDP and transport headers of a packet to `ep` with `bth`, `ext`
 /// and `payload_len` payload bytes, written into `hdr`: their length and
-/// the ICRC over them.  `roce_len` is the UDP payload's length,
-/// `ipv4_id` the IPv4 identification (0 for a packet sent alone: DF is
-/// set, so it may be anything, RFC 6864; a batch's segment's is its
-/// index, `proto::gso::segment_ipv4_id`).
+/// the ICRC over them.  `roce_len` is the UDP payload's length, `ipv4_id`
+/// the IPv4 identification (`write_ip_udp`).
 fn write_all_headers(
     hdr: &mut [u8; MAX_HEADERS],
     ep: &Endpoints,
@@ -149,21 +180,7 @@ fn write_all_headers(
     (roce_len, ipv4_id): (usize, u16),
 ) -> Result<(usize, IcrcHasher<KernelCrc32>)> {
     let net_len = ip_udp_len(&ep.ips);
-    let udp_len = u16::try_from(UDP_HDR_LEN + roce_len)?;
-    let version = match ep.ips {
-        IpPair::V4 { saddr, daddr } => {
-            let ip = Ipv4Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, ep.hop_limit, ipv4_id);
-            ip.emit(&mut hdr[..IPV4_HDR_LEN])?;
-            IpVersion::V4
-        }
-        IpPair::V6 { saddr, daddr } => {
-            let ip = Ipv6Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, 0, ep.hop_limit);
-            ip.emit(&mut hdr[..IPV6_HDR_LEN])?;
-            IpVersion::V6
-        }
-    };
-    UdpHdr::new(ep.sport, ROCE_V2_UDP_DPORT, udp_len - UDP_HDR_LEN as u16)
-        .emit(&mut hdr[net_len - UDP_HDR_LEN..net_len])?;
+    let version = write_ip_udp(&mut hdr[..net_len], ep, roce_len, (ipv4_id, 0))?;
     let tlen = write_headers(&mut hdr[net_len..], bth, ext, payload_len)?;
     let headers = &hdr[..net_len + tlen];
     let mut icrc = IcrcHasher::<KernelCrc32>::new(

@@ -283,19 +283,26 @@ fn send_one(
     match sent {
         Ok(sent) => deliver_sent(qp, sent),
         Err(TxError::Fill(err)) => {
-            crate::rrxe_ratelimited!(
-                pr_warn,
-                "rrxe: QP {:#x}: send WQE gather failed: {:?}\n",
-                qp.qpn,
-                err
-            );
-            return Err(WcStatus::LocProtErr);
+            return Err(gather_failed(qp, err));
         }
         // No route, no memory: a lost packet, recovered by the timer.
         Err(TxError::Net(_)) => {}
     }
     packet_sent(qp, s, idx, p.ack_req);
     Ok(())
+}
+
+/// A send WQE's payload could not be gathered (its memory, a local
+/// protection error): says so, rate-limited, and gives the WQE's
+/// completion status.
+pub(super) fn gather_failed(qp: &Qp, err: crate::mr::AccessError) -> WcStatus {
+    crate::rrxe_ratelimited!(
+        pr_warn,
+        "rrxe: QP {:#x}: send WQE gather failed: {:?}\n",
+        qp.qpn,
+        err
+    );
+    WcStatus::LocProtErr
 }
 
 /// The extension headers of packet `k` of WQE `w` (`last`: the last

@@ -16,14 +16,12 @@
 
 use kernel::prelude::*;
 
-use super::{ip_udp_len, route, write_all_headers, Fill, TxError, MAX_HEADERS};
+use super::{ip_udp_len, route, write_all_headers, write_ip_udp, Fill, TxError, MAX_HEADERS};
 use crate::kapi::net::route::{Route, TxPacket};
 use crate::proto::bth::Bth;
 use crate::proto::builder::{packet_len, pad_for, ExtHeaders};
 use crate::proto::gso::{segment_ipv4_id, udp_pseudo_sum, Plan, MAX_SEGMENTS};
-use crate::proto::ip::{IpVersion, Ipv4Hdr, Ipv6Hdr, UdpHdr, ROCE_V2_UDP_DPORT, UDP_HDR_LEN};
-use crate::proto::path::IpPair;
-use crate::proto::Header;
+use crate::proto::ip::{IpVersion, UDP_HDR_LEN};
 use crate::qp::{DevCore, Endpoints};
 use crate::stats::Counter;
 
@@ -94,8 +92,15 @@ impl<'a> Batch<'a> {
         }
         let net_len = ip_udp_len(&ep.ips);
         let mut pkt = TxPacket::new_batch(route, net_len + plan.bytes()).ok()?;
+        // The batch's IP and UDP headers: lengths of the whole batch, IPv4
+        // ID `FIRST_IPV4_ID`, the UDP checksum field seeded with the
+        // pseudo-header sum.  The stack writes the IP lengths and checksum
+        // again when it sends (`ip_local_out`), and the segmentation gives
+        // each segment its own.
         let mut hdr = [0u8; MAX_HEADERS];
-        write_batch_headers(&mut hdr[..net_len], ep, plan.bytes()).ok()?;
+        let udp_len = u32::try_from(UDP_HDR_LEN + plan.bytes()).ok()?;
+        let seed = udp_pseudo_sum(&ep.ips, udp_len);
+        write_ip_udp(&mut hdr[..net_len], ep, plan.bytes(), (FIRST_IPV4_ID, seed)).ok()?;
         pkt.append(&hdr[..net_len]).ok()?;
         pkt.set_udp_gso(net_len - UDP_HDR_LEN, plan.gso_size(), plan.count())
             .ok()?;
@@ -166,35 +171,4 @@ impl<'a> Batch<'a> {
         }
         Ok(())
     }
-}
-
-/// The batch's IP and UDP headers for `roce_bytes` bytes of RoCE packets,
-/// into `hdr` (exactly their length): lengths of the whole batch, IPv4 ID
-/// [`FIRST_IPV4_ID`], the UDP checksum field seeded with the pseudo-header
-/// sum.  The stack writes the IP lengths and checksum again when it sends
-/// (`ip_local_out`), and the segmentation gives each segment its own.
-fn write_batch_headers(hdr: &mut [u8], ep: &Endpoints, roce_bytes: usize) -> Result {
-    let udp_len = u16::try_from(UDP_HDR_LEN + roce_bytes)?;
-    let l3 = hdr.len() - UDP_HDR_LEN;
-    match ep.ips {
-        IpPair::V4 { saddr, daddr } => {
-            Ipv4Hdr::new_udp(
-                saddr,
-                daddr,
-                udp_len,
-                ep.tclass,
-                ep.hop_limit,
-                FIRST_IPV4_ID,
-            )
-            .emit(&mut hdr[..l3])?;
-        }
-        IpPair::V6 { saddr, daddr } => {
-            Ipv6Hdr::new_udp(saddr, daddr, udp_len, ep.tclass, 0, ep.hop_limit)
-                .emit(&mut hdr[..l3])?;
-        }
-    }
-    let udp = UdpHdr::new(ep.sport, ROCE_V2_UDP_DPORT, udp_len - UDP_HDR_LEN as u16)
-        .with_checksum(udp_pseudo_sum(&ep.ips, u32::from(udp_len)));
-    udp.emit(&mut hdr[l3..])?;
-    Ok(())
 }

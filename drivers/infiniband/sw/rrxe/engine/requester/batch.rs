@@ -17,7 +17,7 @@
 
 use kernel::{prelude::*, sync::Arc};
 
-use super::{packet_sent, plan_packet, MAX_UNACKED_PSNS};
+use super::{gather_failed, packet_sent, plan_packet, MAX_UNACKED_PSNS};
 use crate::kapi::net::route::TxPacket;
 use crate::proto::builder::packet_len;
 use crate::proto::cqe::WcStatus;
@@ -60,15 +60,7 @@ pub(super) fn send(
         };
         match batch.push(&p.bth, &p.ext, p.len as usize, &mut fill) {
             Ok(()) => {}
-            Err(TxError::Fill(err)) => {
-                crate::rrxe_ratelimited!(
-                    pr_warn,
-                    "rrxe: QP {:#x}: send WQE gather failed: {:?}\n",
-                    qp.qpn,
-                    err
-                );
-                return Some(Err(WcStatus::LocProtErr));
-            }
+            Err(TxError::Fill(err)) => return Some(Err(gather_failed(qp, err))),
             // Packet by packet instead (nothing was sent).
             Err(TxError::Net(_)) => return None,
         }

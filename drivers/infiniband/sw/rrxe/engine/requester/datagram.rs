@@ -16,7 +16,7 @@
 
 use kernel::sync::Arc;
 
-use super::{deliver_sent, fetch, local_op, Step};
+use super::{deliver_sent, fetch, gather_failed, local_op, Step};
 use crate::engine::fail_head;
 use crate::proto::bth::{Bth, BTH_DEF_PKEY};
 use crate::proto::builder::ExtHeaders;
@@ -114,18 +114,8 @@ fn send_datagram(qp: &Arc<Qp>, s: &mut SendSide, opcode: u8, ep: &Endpoints) -> 
     match sent {
         Ok(sent) => deliver_sent(qp, sent),
         Err(TxError::Fill(err)) => {
-            crate::rrxe_ratelimited!(
-                pr_warn,
-                "rrxe: QP {:#x}: send WQE gather failed: {:?}\n",
-                qp.qpn,
-                err
-            );
-            fail_head(
-                qp,
-                s,
-                WcStatus::LocProtErr,
-                "local access error on a send WQE",
-            );
+            let status = gather_failed(qp, err);
+            fail_head(qp, s, status, "local access error on a send WQE");
             return Step::Progress;
         }
         // No route, no memory: the datagram is lost, as UD allows.
