@@ -1,0 +1,222 @@
+# shellcheck shell=bash
+# NFS over RDMA helpers (sourced after lib.sh and pingpong.sh, inside the
+# test VM): the kernel's NFSv4 server (nfsd, svcrdma) in one network
+# namespace and its client (xprtrdma) in another, both driven through the
+# kernel's own interfaces, so no nfs-utils is needed:
+#
+#   * nfsd through its filesystem (versions, lease and grace time, an
+#     "rdma 20049" listener, threads) mounted for the server's namespace;
+#   * the export through nfsd's caches, filled as rpc.mountd would answer
+#     their upcalls: auth.unix.ip (the client's address -> a domain),
+#     nfsd.fh (fsid 0 -> the exported path), nfsd.export (the path's
+#     options).  NFSv4 only, so neither rpcbind nor the MOUNT protocol is
+#     involved;
+#   * the client by mount(2) with proto=rdma (mount -i: no mount.nfs).
+#
+# Both ends enter their namespace with `nsenter --net` only (not `ip netns
+# exec`, which also makes a private mount namespace): the nfsd filesystem,
+# the export and the client's mount all live in the VM's one mount
+# namespace, so the test reaches them from anywhere.
+#
+#   nfs_server_up NS CLIENT_IP  nfsd in NS, exporting NFS_EXPORT (a fresh
+#                               directory on the VM's /tmp tmpfs) as the
+#                               NFSv4 root to CLIENT_IP, read-write
+#   nfs_server_down NS          stops it and empties its caches
+#   nfs_mount NS SERVER_IP      mounts SERVER_IP:/ on NFS_MNT from NS
+#   nfs_umount                  unmounts NFS_MNT (waits out a busy mount)
+#   nfs_chunks                  "READ WRITE" chunk counts of NFS_MNT's
+#                               transport (mountstats): calls whose data
+#                               the server pulled with RDMA READ, replies
+#                               it pushed with RDMA WRITE
+#   nfs_cleanup                 all of the above that is still up
+
+NFS_PORT=20049
+NFS_EXPORT=${NFS_EXPORT:-/tmp/nfs-export}
+NFS_MNT=${NFS_MNT:-/mnt/nfs}
+NFS_DOMAIN=rrxe-nfs-client
+NFS_SERVER_NS=
+NFS_THREADS=${NFS_THREADS:-4}
+# file sizes nfs_pairing writes and reads: inline (1 KiB) and chunked
+NFS_SIZES=${NFS_SIZES:-"1024 65536 1048576 8388608"}
+# nfsd's export flags (include/uapi/linux/nfsd/export.h): INSECURE_PORT
+# (0x2: RPC-over-RDMA has no reserved source ports), NOSUBTREECHECK
+# (0x400), FSID (0x2000: tmpfs has no device number, fsid=0 is the root).
+NFS_EXPORT_FLAGS=$((0x2 | 0x400 | 0x2000))
+
+nfs_in() { local ns=$1; shift; nsenter --net="/run/netns/$ns" "$@"; }
+
+# nfs_cache NS CACHE LINE: one record into nfsd's cache CACHE, as seen
+# from NS (each network namespace has its own).
+nfs_cache() {
+	nfs_in "$1" bash -c 'printf "%s\n" "$2" >"/proc/net/rpc/$1/channel"' _ "$2" "$3" ||
+		fail "nfsd cache $2 refused: $3"
+}
+
+nfs_server_up() {
+	local ns=$1 client=$2 fs expiry
+	modprobe nfsd
+	modprobe rpcrdma
+	fs=/run/rrxe-nfsd.$ns
+	mkdir -p "$fs" "$NFS_EXPORT"
+	nfs_in "$ns" mount -t nfsd nfsd "$fs" || fail "mount nfsd filesystem for $ns"
+	NFS_SERVER_NS=$ns
+	echo "-3 +4 -4.0 +4.1 +4.2" >"$fs/versions"
+	echo 10 >"$fs/nfsv4leasetime"
+	echo 10 >"$fs/nfsv4gracetime"
+	echo "rdma $NFS_PORT" >"$fs/portlist" || fail "nfsd: no RPC-over-RDMA listener on port $NFS_PORT"
+	expiry=$(($(date +%s) + 86400))
+	nfs_cache "$ns" auth.unix.ip "nfsd $client $expiry $NFS_DOMAIN"
+	nfs_cache "$ns" nfsd.fh "$NFS_DOMAIN 1 \\x00000000 $expiry $NFS_EXPORT"
+	nfs_cache "$ns" nfsd.export "$NFS_DOMAIN $NFS_EXPORT $expiry $NFS_EXPORT_FLAGS 65534 65534 0"
+	echo "$NFS_THREADS" >"$fs/threads"
+	# The grace period (10 s, the least nfsd takes) refuses OPENs; without
+	# a client tracker (nfsdcld) it cannot be ended early.
+	wait_for 40 grep -qx Y "$fs/v4_end_grace" || fail "nfsd: the grace period did not end"
+	grep -q "rdma $NFS_PORT" "$fs/portlist" || fail "nfsd: portlist lacks rdma $NFS_PORT: $(cat "$fs/portlist")"
+}
+
+nfs_server_down() {
+	local ns=$1 fs=/run/rrxe-nfsd.$1 c now
+	[ -d "$fs" ] && mountpoint -q "$fs" || return 0
+	echo 0 >"$fs/threads"
+	now=$(date +%s)
+	for c in nfsd.export nfsd.fh auth.unix.ip; do
+		nfs_in "$ns" bash -c "echo $now >/proc/net/rpc/$c/flush" || true
+	done
+	umount "$fs"
+	NFS_SERVER_NS=
+}
+
+nfs_mount() {
+	local ns=$1 ip=$2
+	mkdir -p "$NFS_MNT"
+	nfs_in "$ns" mount -i -t nfs4 -o "vers=4.2,proto=rdma,port=$NFS_PORT,addr=$ip" "$ip:/" "$NFS_MNT" ||
+		fail "mount $ip:/ with proto=rdma from $ns: $(dmesg | tail -3)"
+	grep -q " $NFS_MNT nfs4 .*proto=rdma" /proc/mounts || fail "$NFS_MNT is not an NFS over RDMA mount: $(grep " $NFS_MNT " /proc/mounts)"
+}
+
+nfs_umount() {
+	mountpoint -q "$NFS_MNT" || return 0
+	wait_for 30 umount "$NFS_MNT" || fail "umount $NFS_MNT: $(dmesg | tail -3)"
+}
+
+nfs_chunks() {
+	awk -v m="$NFS_MNT" '
+		$1 == "device" { on = ($5 == m) }
+		on && $1 == "xprt:" && $2 == "rdma" { print $13, $14; exit }' /proc/self/mountstats
+}
+
+# (Runs from the test's exit trap: never fails, forces what it must.)
+nfs_cleanup() {
+	if mountpoint -q "$NFS_MNT"; then
+		umount -f "$NFS_MNT" 2>/dev/null || umount -l "$NFS_MNT" 2>/dev/null || true
+	fi
+	[ -z "$NFS_SERVER_NS" ] || nfs_server_down "$NFS_SERVER_NS" 2>/dev/null || true
+}
+
+# nfs_same A B WHAT: fails unless files A and B have the same bytes,
+# saying whether B differs or could not be read.
+nfs_same() {
+	local out st=0
+	out=$(cmp "$1" "$2" 2>&1) || st=$?
+	case $st in
+	0) ;;
+	1) fail "$3 differs: $out" ;;
+	*) fail "$3 cannot be read: $out" ;;
+	esac
+}
+
+# nfs_files LABEL SIZE...: writes one file of each SIZE (bytes) of random
+# data through NFS_MNT (fsync'd), drops the client's page cache, reads each
+# back through the mount and checks it byte for byte, and checks the
+# server's own copy in NFS_EXPORT; fails unless both the writes and the
+# reads moved data in RDMA chunks (the sizes must include one past the
+# inline threshold, 4 KiB).
+nfs_files() {
+	local label=$1 s r0 w0 r1 w1
+	shift
+	read -r r0 w0 < <(nfs_chunks)
+	for s; do
+		head -c "$s" /dev/urandom >"/tmp/nfs-src.$s"
+		dd if="/tmp/nfs-src.$s" of="$NFS_MNT/f.$s" bs=1M conv=fsync status=none ||
+			fail "$label: writing $s bytes to $NFS_MNT: $(dmesg | tail -3)"
+	done
+	echo 3 >/proc/sys/vm/drop_caches
+	for s; do
+		nfs_same "/tmp/nfs-src.$s" "$NFS_MNT/f.$s" "$label: $s bytes read back through NFS"
+		nfs_same "/tmp/nfs-src.$s" "$NFS_EXPORT/f.$s" "$label: the server's copy of $s bytes"
+	done
+	read -r r1 w1 < <(nfs_chunks)
+	((r1 > r0)) || fail "$label: no NFS WRITE went in a read chunk (read chunks $r0 -> $r1)"
+	((w1 > w0)) || fail "$label: no NFS READ came back in a write chunk (write chunks $w0 -> $w1)"
+	note "$label: $# files ($*) written and read back byte-exact; read chunks +$((r1 - r0)), write chunks +$((w1 - w0))"
+	rm -f "$NFS_MNT"/f.* /tmp/nfs-src.*
+}
+
+# nfs_disrupt LABEL NS DEV DRV NETDEV IP: `rdma link delete` of DEV (the
+# DRV device on NETDEV in NS, address IP: either end) while a writer
+# fsyncs files through NFS_MNT one after another, then the same link added
+# back.  NFS may recover (the mount is hard) or fail a write with an error
+# (a client whose device went away); either way: the writer ends within
+# its timeout (nothing hangs), every write it saw succeed reads back
+# byte-exact, and once the link is back a new file goes through.
+# NFS_DISRUPT_FAILED is the number of writes that failed.
+nfs_disrupt() {
+	local label=$1 ns=$2 dev=$3 drv=$4 netdev=$5 ip=$6 n=12 i pid st
+	head -c $((1024 * 1024)) /dev/urandom >/tmp/nfs-src.d
+	rm -f /tmp/nfs-writer.log
+	timeout 180 bash -c 'for ((i = 0; i < $1; i++)); do
+		if dd if=/tmp/nfs-src.d of="$2/d.$i" bs=256K conv=fsync status=none; then
+			echo "ok $i"
+		else
+			echo "failed $i"
+		fi >>/tmp/nfs-writer.log
+	done' _ "$n" "$NFS_MNT" 2>/dev/null &
+	pid=$!
+	wait_for 60 grep -qs "ok 1" /tmp/nfs-writer.log || fail "$label: the writer made no progress before the disruption"
+	rdma link delete "$dev" || fail "$label: rdma link delete $dev"
+	wait_for 10 test ! -e "/sys/class/infiniband/$dev" || fail "$label: $dev not removed"
+	nap 1
+	pp_rdma_add "$ns" "$dev" "$drv" "$netdev" "$ip"
+	st=0
+	wait "$pid" || st=$?
+	((st == 0)) || fail "$label: the writer did not end within 180 s (status $st) after $dev came back"
+	echo 3 >/proc/sys/vm/drop_caches
+	for i in $(sed -n 's/^ok //p' /tmp/nfs-writer.log); do
+		nfs_same /tmp/nfs-src.d "$NFS_MNT/d.$i" "$label: file $i, written across the disruption without an error,"
+	done
+	NFS_DISRUPT_FAILED=$(grep -c '^failed' /tmp/nfs-writer.log || true)
+	dd if=/tmp/nfs-src.d of="$NFS_MNT/after" bs=256K conv=fsync status=none ||
+		fail "$label: no write goes through after $dev came back: $(dmesg | tail -3)"
+	echo 3 >/proc/sys/vm/drop_caches
+	nfs_same /tmp/nfs-src.d "$NFS_MNT/after" "$label: the file written after $dev came back"
+	note "$label: $dev deleted and added back under fsync'd writes: $((n - NFS_DISRUPT_FAILED)) of $n files written and read back byte-exact, $NFS_DISRUPT_FAILED failed with an error; a new file goes through afterwards"
+	rm -f "$NFS_MNT"/d.* "$NFS_MNT/after" /tmp/nfs-src.d /tmp/nfs-writer.log
+}
+
+# nfs_pairing SRV_DRV CLI_DRV [disrupt]: server (SRV_DRV device ppa0, ppA,
+# 10.77.0.1) and client (CLI_DRV device ppb0, ppB) on pingpong.sh's pair;
+# nfs_files with NFS_SIZES, then, with "disrupt", nfs_disrupt on the
+# server's link and on the client's; all taken down again.
+nfs_pairing() {
+	local srv=$1 cli=$2
+	pp_setup_pair "$srv" "$cli"
+	nfs_server_up ppA 10.77.0.2
+	nfs_mount ppB 10.77.0.1
+	# shellcheck disable=SC2086
+	nfs_files "$srv->$cli" $NFS_SIZES
+	if [ "${3:-}" = disrupt ]; then
+		nfs_disrupt "$srv->$cli, the server's link" ppA ppa0 "$srv" vpa 10.77.0.1
+		nfs_disrupt "$srv->$cli, the client's link" ppB ppb0 "$cli" vpb 10.77.0.2
+	fi
+	nfs_umount
+	nfs_server_down ppA
+	pp_teardown
+}
+
+# nfs_unload: the NFS modules and rdma_rrxe unload (nothing left holding
+# them; the namespaces' teardown is asynchronous, hence the wait).
+nfs_unload() {
+	wait_for 30 modprobe -r nfsv4 rpcrdma nfsd || fail "NFS modules do not unload: $(lsmod | grep -E 'rpcrdma|nfs')"
+	rmmod rdma_rrxe || fail "rdma_rrxe does not unload after NFS over RDMA"
+}

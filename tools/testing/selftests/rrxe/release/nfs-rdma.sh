@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# NFS over RDMA: the kernel's NFSv4.2 server (nfsd with svcrdma) in
+# namespace ppA and client (xprtrdma, proto=rdma, port 20049) in ppB,
+# configured through the kernel's own interfaces (lib/nfs.sh), for each
+# pairing: rrxe to rrxe, rrxe serving C rxe, C rxe serving rrxe.  In each:
+# files from 1 KiB (inline) to 8 MiB written and read back byte-exact,
+# the writes' data pulled by the server with RDMA READ (read chunks), the
+# reads' pushed with RDMA WRITE (write chunks), the server's own copy
+# checked too.  rrxe to rrxe also loses each end's device under fsync'd
+# writes (`rdma link delete`, then added back): the hard mount recovers
+# and every file is byte-exact.  Last, the modules unload.
+. "$(dirname "$0")/../lib/ksft.sh"
+ksft_require_cmd nsenter
+ksft_require_module rdma_rxe nfsd nfsv4 rpcrdma
+. "$RRXE_LIB/pingpong.sh"
+. "$RRXE_LIB/nfs.sh"
+ksft_cleanup "nfs_cleanup; pp_teardown"
+
+nfs_pairing rrxe rrxe disrupt
+if c_rxe_half; then
+	nfs_pairing rrxe rxe
+	nfs_pairing rxe rrxe
+fi
+nfs_unload
