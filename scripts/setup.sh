@@ -90,3 +90,29 @@ if [ -z "$wheel" ] || [ ! -e "$wheel/libclang.so" ]; then
 fi
 [ -n "$wheel" ] && [ -e "$wheel/libclang.so" ] ||
 	die "libclang.so of the PyPI wheel not found (${wheel:-'import clang' fails}): 'python3 -c \"import clang\"' must work"
+
+# open-iscsi's iscsid and iscsiadm, for the iSER tests' initiator (the
+# kernel's ib_iser logs in through iscsid).  Unpacked from Debian's
+# packages into the repository's out/open-iscsi, which the VM sees, not
+# installed: the host gets no iscsid service and no /etc/iscsi.  The VM
+# runs them with their libraries from there (lib/iser.sh).
+ISCSI_DEBS=(open-iscsi libopeniscsiusr libisns0)
+ISCSI_ROOT=$(cd "$(dirname "$0")/.." && pwd)/out/open-iscsi
+if [ ! -x "$ISCSI_ROOT/sbin/iscsid" ]; then
+	RRXE_STEP="unpacking open-iscsi for the iSER tests"
+	step "apt-get download ${ISCSI_DEBS[*]}, unpacked into $ISCSI_ROOT (not installed)"
+	mkdir -p "$RRXE_CACHE/dl/open-iscsi"
+	# (A machine whose package lists are stale or absent: update, retry.)
+	(cd "$RRXE_CACHE/dl/open-iscsi" && apt-get download "${ISCSI_DEBS[@]}" >/dev/null 2>&1) ||
+		{ [ "$(id -u)" = 0 ] && apt-get update -qq &&
+			(cd "$RRXE_CACHE/dl/open-iscsi" && apt-get download "${ISCSI_DEBS[@]}" >/dev/null); } ||
+		die "apt-get download ${ISCSI_DEBS[*]} failed: check the network and /etc/apt/sources.list (apt-get update)"
+	rm -rf "$ISCSI_ROOT.tmp"
+	for deb in "$RRXE_CACHE"/dl/open-iscsi/*.deb; do
+		dpkg -x "$deb" "$ISCSI_ROOT.tmp" || die "dpkg -x $deb failed"
+	done
+	[ -x "$ISCSI_ROOT.tmp/sbin/iscsid" ] && [ -x "$ISCSI_ROOT.tmp/sbin/iscsiadm" ] ||
+		die "the open-iscsi package has no sbin/iscsid or sbin/iscsiadm"
+	rm -rf "$ISCSI_ROOT"
+	mv "$ISCSI_ROOT.tmp" "$ISCSI_ROOT"
+fi

@@ -24,22 +24,27 @@
 # (tools/testing/bench/benchstat.py reads them).  NVMe over RDMA lives in
 # the initial namespace, where one driver at a time can bind UDP 4791: its
 # runs load one module, connect, run fio write then read (two cells, each
-# its own window) and unload, the drivers alternating the same way.
+# its own window) and unload, the drivers alternating the same way.  NFS
+# over RDMA (lib/nfs.sh) runs last, in its own pair of namespaces per run:
+# server and mount afresh, dd write then read of one file (two cells).
 #
 # Environment: BENCH_SECS (3: one second measured), BENCH_PAIRS (15: goal cells and controls),
 # BENCH_PAIRS_REST (3: the other cells), BENCH_CELLS (comma-separated
-# prefixes of cell names, e.g. ib_read,nvme; empty: all), NVME_SECS (6).
+# prefixes of cell names, e.g. ib_read,nvme; empty: all), NVME_SECS (6),
+# NFS_BENCH_MB (256: the file the NFS cells write and read).
 set -euo pipefail
 lib=$(cd "$(dirname "$0")/../selftests/rrxe/lib" && pwd)
 . "$lib/lib.sh"
 . "$lib/pingpong.sh"
 . "$lib/perftest.sh"
 . "$lib/nvme.sh"
+. "$lib/nfs.sh"
 
 SECS=${BENCH_SECS:-3}
 PAIRS=${BENCH_PAIRS:-15}
 PAIRS_REST=${BENCH_PAIRS_REST:-3}
 NVME_SECS=${NVME_SECS:-6}
+NFS_BENCH_MB=${NFS_BENCH_MB:-256}
 HZ=$(getconf CLK_TCK)
 # perftest measures between margins of one second at each end (-f 1) and
 # refuses a duration not above twice the margin.
@@ -383,6 +388,68 @@ nvme_cells() {
 	done
 }
 
+# nfs_seq_mbs RW: dd of an NFS_BENCH_MB file through NFS_MNT in 1 MiB
+# blocks, write (fsync'd, so the data has reached the server) or read
+# (after the client's page cache is dropped); prints MB/s (2^20 bytes).
+nfs_seq_mbs() {
+	local t0 t1
+	[ "$1" = read ] && echo 3 >/proc/sys/vm/drop_caches
+	t0=$(date +%s%N)
+	if [ "$1" = write ]; then
+		dd if=/dev/zero of="$NFS_MNT/bench" bs=1M count="$NFS_BENCH_MB" conv=fsync status=none || return 1
+	else
+		dd if="$NFS_MNT/bench" of=/dev/null bs=1M status=none || return 1
+	fi
+	t1=$(date +%s%N)
+	awk -v mb="$NFS_BENCH_MB" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f\n", mb / (ns / 1e9) }'
+}
+
+# nfs_run DRIVER ARM PAIRNO ORDER: NFS over RDMA on DRIVER at both ends
+# (server in ppA, client in ppB, lib/nfs.sh; its own namespaces, the
+# perftest pairs are gone by then): a sequential write, then a read, of
+# one file, each its own benchrun line.  nfsd's grace period (10 s) is
+# waited out before either.
+nfs_run() {
+	local drv=$1 arm=$2 pno=$3 order=$4 rw v b0 busy kern ctxt t err
+	(
+		pp_setup_pair "$drv" "$drv" >/dev/null
+		nfs_server_up ppA 10.77.0.2
+		nfs_mount ppB 10.77.0.1
+		for rw in write read; do
+			err=""
+			t=$(uptime_now)
+			b0=$(in_netns ppA cat /proc/net/dev | wire_bytes /dev/stdin vpa)
+			stat_now
+			busy=$BUSY kern=$KERN ctxt=$CTXT
+			v=$(nfs_seq_mbs "$rw") && pt_positive "$v" || { err="dd $rw failed"; v=null; }
+			stat_now
+			run_fields "$v" MB/s "$busy" "$kern" "$ctxt" \
+				$(($(in_netns ppA cat /proc/net/dev | wire_bytes /dev/stdin vpa) - b0)) "$t" 0 "$err"
+			emit "nfs_seq_$rw/1048576/4096/1" "$pno" rrxe/rxe "$arm" "$order"
+		done
+		rm -f "$NFS_MNT/bench"
+		nfs_umount
+		nfs_server_down ppA
+		pp_teardown
+	) || { echo "bench-fail nfs $drv (setup or teardown)" >&2; nfs_cleanup; pp_teardown 2>/dev/null || true; }
+}
+
+nfs_cells() {
+	local p
+	wanted nfs_seq_write || wanted nfs_seq_read || return 0
+	# No warm-up, as for NVMe: every run starts a server and mounts afresh.
+	for ((p = 0; p < PAIRS_REST; p++)); do
+		if ((p % 2 == 0)); then
+			nfs_run rrxe A "$p" AB
+			nfs_run rxe B "$p" AB
+		else
+			nfs_run rxe B "$p" BA
+			nfs_run rrxe A "$p" BA
+		fi
+	done
+	modprobe -r nfsv4 rpcrdma nfsd 2>/dev/null || true
+}
+
 echo "bench: BENCH_SECS=$SECS BENCH_PAIRS=$PAIRS BENCH_PAIRS_REST=$PAIRS_REST BENCH_CELLS=${BENCH_CELLS:-all} NVME_SECS=$NVME_SECS, $(nproc) CPUs"
 modprobe rdma_rxe
 modprobe rdma_rrxe
@@ -398,4 +465,10 @@ rmmod rdma_rrxe rdma_rxe || true
 t0=$SECONDS
 nvme_cells
 echo "bench: NVMe cells took $((SECONDS - t0)) s"
+t0=$SECONDS
+modprobe rdma_rxe
+modprobe rdma_rrxe
+nfs_cells
+rmmod rdma_rrxe rdma_rxe || true
+echo "bench: NFS cells took $((SECONDS - t0)) s"
 echo "bench: done"

@@ -186,6 +186,11 @@ devinfo() {
 	ibv_devinfo $v -d "$1" | sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -1
 }
 
+# in_netns NS CMD...: CMD in network namespace NS only (`ip netns exec`
+# also gives it a mount namespace of its own, where a mount it makes
+# vanishes with it).
+in_netns() { local ns=$1; shift; nsenter --net="/run/netns/$ns" "$@"; }
+
 has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
 
 # C rxe and rrxe both bind UDP port 4791 in the namespaces they serve, so

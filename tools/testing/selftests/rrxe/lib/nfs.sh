@@ -43,12 +43,10 @@ NFS_SIZES=${NFS_SIZES:-"1024 65536 1048576 8388608"}
 # (0x400), FSID (0x2000: tmpfs has no device number, fsid=0 is the root).
 NFS_EXPORT_FLAGS=$((0x2 | 0x400 | 0x2000))
 
-nfs_in() { local ns=$1; shift; nsenter --net="/run/netns/$ns" "$@"; }
-
 # nfs_cache NS CACHE LINE: one record into nfsd's cache CACHE, as seen
 # from NS (each network namespace has its own).
 nfs_cache() {
-	nfs_in "$1" bash -c 'printf "%s\n" "$2" >"/proc/net/rpc/$1/channel"' _ "$2" "$3" ||
+	in_netns "$1" bash -c 'printf "%s\n" "$2" >"/proc/net/rpc/$1/channel"' _ "$2" "$3" ||
 		fail "nfsd cache $2 refused: $3"
 }
 
@@ -58,7 +56,7 @@ nfs_server_up() {
 	modprobe rpcrdma
 	fs=/run/rrxe-nfsd.$ns
 	mkdir -p "$fs" "$NFS_EXPORT"
-	nfs_in "$ns" mount -t nfsd nfsd "$fs" || fail "mount nfsd filesystem for $ns"
+	in_netns "$ns" mount -t nfsd nfsd "$fs" || fail "mount nfsd filesystem for $ns"
 	NFS_SERVER_NS=$ns
 	echo "-3 +4 -4.0 +4.1 +4.2" >"$fs/versions"
 	echo 10 >"$fs/nfsv4leasetime"
@@ -81,7 +79,7 @@ nfs_server_down() {
 	echo 0 >"$fs/threads"
 	now=$(date +%s)
 	for c in nfsd.export nfsd.fh auth.unix.ip; do
-		nfs_in "$ns" bash -c "echo $now >/proc/net/rpc/$c/flush" || true
+		in_netns "$ns" bash -c "echo $now >/proc/net/rpc/$c/flush" || true
 	done
 	umount "$fs"
 	NFS_SERVER_NS=
@@ -90,7 +88,7 @@ nfs_server_down() {
 nfs_mount() {
 	local ns=$1 ip=$2
 	mkdir -p "$NFS_MNT"
-	nfs_in "$ns" mount -i -t nfs4 -o "vers=4.2,proto=rdma,port=$NFS_PORT,addr=$ip" "$ip:/" "$NFS_MNT" ||
+	in_netns "$ns" mount -i -t nfs4 -o "vers=4.2,proto=rdma,port=$NFS_PORT,addr=$ip" "$ip:/" "$NFS_MNT" ||
 		fail "mount $ip:/ with proto=rdma from $ns: $(dmesg | tail -3)"
 	grep -q " $NFS_MNT nfs4 .*proto=rdma" /proc/mounts || fail "$NFS_MNT is not an NFS over RDMA mount: $(grep " $NFS_MNT " /proc/mounts)"
 }
@@ -194,10 +192,11 @@ nfs_disrupt() {
 	rm -f "$NFS_MNT"/d.* "$NFS_MNT/after" /tmp/nfs-src.d /tmp/nfs-writer.log
 }
 
-# nfs_pairing SRV_DRV CLI_DRV [disrupt]: server (SRV_DRV device ppa0, ppA,
-# 10.77.0.1) and client (CLI_DRV device ppb0, ppB) on pingpong.sh's pair;
-# nfs_files with NFS_SIZES, then, with "disrupt", nfs_disrupt on the
-# server's link and on the client's; all taken down again.
+# nfs_pairing SRV_DRV CLI_DRV [disrupt|disrupt-client]: server (SRV_DRV
+# device ppa0, ppA, 10.77.0.1) and client (CLI_DRV device ppb0, ppB) on
+# pingpong.sh's pair; nfs_files with NFS_SIZES, then nfs_disrupt on the
+# server's link and on the client's ("disrupt") or on the client's
+# ("disrupt-client"); all taken down again.
 nfs_pairing() {
 	local srv=$1 cli=$2
 	pp_setup_pair "$srv" "$cli"
@@ -205,10 +204,13 @@ nfs_pairing() {
 	nfs_mount ppB 10.77.0.1
 	# shellcheck disable=SC2086
 	nfs_files "$srv->$cli" $NFS_SIZES
-	if [ "${3:-}" = disrupt ]; then
+	case ${3:-} in
+	disrupt)
 		nfs_disrupt "$srv->$cli, the server's link" ppA ppa0 "$srv" vpa 10.77.0.1
 		nfs_disrupt "$srv->$cli, the client's link" ppB ppb0 "$cli" vpb 10.77.0.2
-	fi
+		;;
+	disrupt-client) nfs_disrupt "$srv->$cli, the client's link" ppB ppb0 "$cli" vpb 10.77.0.2 ;;
+	esac
 	nfs_umount
 	nfs_server_down ppA
 	pp_teardown

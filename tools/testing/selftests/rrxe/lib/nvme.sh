@@ -115,10 +115,11 @@ nvme_io_moving() {
 }
 
 # fio_verify NAME SIZE: writes SIZE with verify headers (queue depth 32,
-# 2 jobs), reads back and verifies; fails the test on any error.
+# 2 jobs) to BLKDEV (SRP's and iSER's disk) or else NVDEV, reads back and
+# verifies; fails the test on any error.
 fio_verify() {
 	local out
-	out=$(timeout 600 fio --name="$1" --filename="$NVDEV" --rw=randwrite --bs=64k --size="$2" \
+	out=$(timeout 600 fio --name="$1" --filename="${BLKDEV:-$NVDEV}" --rw=randwrite --bs=64k --size="$2" \
 		--direct=1 --ioengine=libaio --iodepth=32 --numjobs=2 --offset_increment="$2" \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting 2>&1) ||
 		{

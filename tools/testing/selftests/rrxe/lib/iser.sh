@@ -1,0 +1,134 @@
+# shellcheck shell=bash
+# iSER helpers (sourced after lib.sh and nvme.sh, inside the test VM):
+# LIO's iSCSI target with the isert transport on a file-backed LUN,
+# configured through configfs, and the ib_iser initiator, logged in by
+# open-iscsi's iscsid and iscsiadm.
+#
+# Both isert's listener and ib_iser's connection are made in the initial
+# network namespace (rdma_create_id(&init_net, ...) in ib_isert.c and
+# iser_verbs.c), and so is iscsid's netlink socket: in one VM, both
+# devices sit at the two ends of nvme_veth_up's veth (nvt0, the target,
+# 10.79.0.2; nvh0, the initiator, 10.79.0.1); across drivers, the two-VM
+# pair.
+#
+# open-iscsi is not installed on the host: scripts/setup.sh unpacks
+# Debian's packages into out/open-iscsi, and iser_userspace runs them
+# from there.  They keep their state in /etc/iscsi, which the VM's
+# read-only root lacks: an overlay with a tmpfs upper layer covers /etc
+# for the test's life.
+#
+#   iser_userspace               skips the test without out/open-iscsi
+#   iser_target_up IP            target ISER_IQN, LUN 0 on ISER_IMG, an
+#                                iSER portal on IP:3260, no authentication
+#   iser_target_down             undoes it
+#   iser_login IP                iscsid started, login over iSER; BLKDEV is
+#                                the session's disk
+#   iser_logout                  logout, node deleted, iscsid stopped
+#   iser_cleanup                 best effort, all of the above
+ISER_IQN=iqn.2026-11.org.rrxe:iser-test
+ISER_INITIATOR=iqn.2026-11.org.rrxe:initiator
+ISER_IMG=${ISER_IMG:-/tmp/iser.img}
+ISER_IMG_SIZE=${ISER_IMG_SIZE:-$((128 << 20))}
+ISER_CFS=/sys/kernel/config/target
+ISCSI_ROOT=$RRXE_TOP/out/open-iscsi
+ISER_PORTAL=
+
+iser_userspace() {
+	[ -x "$ISCSI_ROOT/sbin/iscsid" ] ||
+		ksft_skip "open-iscsi is not unpacked in $ISCSI_ROOT (scripts/setup.sh does it)"
+	export LD_LIBRARY_PATH=$ISCSI_ROOT/usr/lib/x86_64-linux-gnu
+	if ! mountpoint -q /etc; then
+		mkdir -p /tmp/etc-overlay/upper /tmp/etc-overlay/work
+		mount -t overlay overlay \
+			-o lowerdir=/etc,upperdir=/tmp/etc-overlay/upper,workdir=/tmp/etc-overlay/work /etc ||
+			fail "overlay over /etc (for /etc/iscsi)"
+	fi
+	mkdir -p /etc/iscsi/nodes /etc/iscsi/send_targets /etc/iscsi/ifaces /run/lock/iscsi
+	echo "InitiatorName=$ISER_INITIATOR" >/etc/iscsi/initiatorname.iscsi
+	# The iscsid.conf of Debian's package, but for manual startup and a
+	# session that fails its I/O 15 s (not 120) after losing its connection.
+	sed -e 's/^node.startup = .*/node.startup = manual/' \
+		-e 's/^node.session.timeo.replacement_timeout = .*/node.session.timeo.replacement_timeout = 15/' \
+		"$ISCSI_ROOT/etc/iscsi/iscsid.conf" >/etc/iscsi/iscsid.conf
+}
+
+iscsiadm() { "$ISCSI_ROOT/sbin/iscsiadm" "$@"; }
+
+iser_target_up() {
+	local ip=$1 b=$ISER_CFS/core/fileio_1/iserdisk t=$ISER_CFS/iscsi/$ISER_IQN/tpgt_1
+	modprobe target_core_mod
+	modprobe target_core_file
+	modprobe iscsi_target_mod
+	modprobe ib_isert
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	truncate -s "$ISER_IMG_SIZE" "$ISER_IMG"
+	mkdir -p "$b"
+	echo "fd_dev_name=$ISER_IMG,fd_dev_size=$ISER_IMG_SIZE" >"$b/control"
+	echo 1 >"$b/enable"
+	mkdir -p "$t/lun/lun_0"
+	ln -s "$b" "$t/lun/lun_0/iserdisk"
+	# The portal is made as TCP; writing iser adds its iSER twin.
+	ISER_PORTAL="$t/np/$ip:3260"
+	mkdir "$ISER_PORTAL"
+	echo 1 >"$ISER_PORTAL/iser" || fail "isert: no iSER portal on $ip:3260: $(dmesg | tail -2)"
+	echo 0 >"$t/attrib/authentication"
+	echo 1 >"$t/attrib/generate_node_acls"
+	echo 0 >"$t/attrib/demo_mode_write_protect"
+	echo 1 >"$t/enable"
+}
+
+iser_target_down() {
+	local b=$ISER_CFS/core/fileio_1/iserdisk t=$ISER_CFS/iscsi/$ISER_IQN/tpgt_1
+	if [ -d "$t" ]; then
+		echo 0 >"$t/enable"
+		rmdir "$t"/np/* 2>/dev/null || true
+		rm -f "$t/lun/lun_0/iserdisk"
+		rmdir "$t/lun/lun_0" "$t" "$ISER_CFS/iscsi/$ISER_IQN"
+	fi
+	[ ! -d "$ISER_CFS/iscsi" ] || rmdir "$ISER_CFS/iscsi"
+	if [ -d "$b" ]; then rmdir "$b" "${b%/*}"; fi
+	rm -f "$ISER_IMG"
+}
+
+# iser_login IP: iscsid, a node record for ISER_IQN at IP:3260 on the
+# iser interface (no discovery), login; BLKDEV is its disk.
+iser_login() {
+	local ip=$1 d
+	modprobe ib_iser
+	modprobe sd_mod
+	pgrep -x iscsid >/dev/null || "$ISCSI_ROOT/sbin/iscsid" -c /etc/iscsi/iscsid.conf -i /etc/iscsi/initiatorname.iscsi ||
+		fail "iscsid does not start"
+	iscsiadm -m node -o new -T "$ISER_IQN" -p "$ip:3260" -I iser >/dev/null || fail "iscsiadm: no node record for $ip:3260"
+	iscsiadm -m node -T "$ISER_IQN" -p "$ip:3260" -I iser --login >/dev/null ||
+		fail "iSER login to $ip:3260 failed: $(dmesg | grep -iE 'iser|iscsi' | tail -3)"
+	wait_for 20 iser_disk >/dev/null || fail "no SCSI disk after the iSER login: $(iscsiadm -m session -P 3 2>&1 | tail -5)"
+	d=$(iser_disk)
+	BLKDEV=/dev/$d
+	wait_for 10 test -b "$BLKDEV" || fail "$BLKDEV is not a block device"
+	iscsiadm -m session -P 1 | grep -q "iface.transport_name: iser\|Iface Transport: iser" ||
+		fail "the session is not over iSER: $(iscsiadm -m session -P 1 | head -20)"
+}
+
+iscsid_gone() { ! pgrep -x iscsid >/dev/null; }
+
+iser_disk() { iscsiadm -m session -P 3 2>/dev/null | sed -n 's/.*Attached scsi disk \([a-z]*\).*/\1/p' | head -1 | grep .; }
+
+iser_logout() {
+	local ip=$1
+	iscsiadm -m node -T "$ISER_IQN" -p "$ip:3260" -I iser --logout >/dev/null || fail "iSER logout failed"
+	iscsiadm -m node -o delete -T "$ISER_IQN" >/dev/null || true
+	iscsiadm -k 0 2>/dev/null || true
+	wait_for 10 iscsid_gone || fail "iscsid still runs after iscsiadm -k 0"
+	BLKDEV=
+}
+
+iser_cleanup() {
+	if pgrep -x iscsid >/dev/null; then
+		timeout 60 "$ISCSI_ROOT/sbin/iscsiadm" -m node --logoutall=all >/dev/null 2>&1 || true
+		"$ISCSI_ROOT/sbin/iscsiadm" -k 0 >/dev/null 2>&1 || pkill -x iscsid || true
+	fi
+	(iser_target_down) 2>/dev/null || true
+	modprobe -r ib_iser ib_isert iscsi_target_mod target_core_file target_core_mod 2>/dev/null || true
+	if mountpoint -q /etc; then umount /etc 2>/dev/null || true; fi
+	return 0
+}

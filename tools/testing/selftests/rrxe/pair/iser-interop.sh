@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# iSER between C rxe and rrxe on two VMs (isert's listener, ib_iser's
+# connection and iscsid all live in the initial namespace, where C rxe
+# and rrxe cannot both bind UDP port 4791).  Each pairing, both ways: VM a
+# runs LIO's iSCSI target with the isert transport on a 128 MiB
+# file-backed LUN, VM b the ib_iser initiator logged in by open-iscsi
+# (lib/iser.sh); the wire is eth0, MTU 1500.  fio writes with verify
+# headers through the SCSI disk and verifies, then the first 16 MiB hash
+# the same on the initiator's disk and on the target's backing file;
+# logout, teardown, and the driver's module unloads on both VMs.
+. "$(dirname "$0")/../lib/ksft.sh"
+ksft_require_cmd fio
+ksft_require_module rdma_rxe ib_iser ib_isert iscsi_target_mod target_core_file sd_mod
+[ -n "${RRXE_PAIR:-}" ] || ksft_skip "a two-VM test: run it with tools/testing/runner/vm-pair-tests.sh"
+. "$RRXE_LIB/pair.sh"
+. "$RRXE_LIB/nvme.sh"
+. "$RRXE_LIB/iser.sh"
+iser_userspace
+ksft_cleanup iser_cleanup
+SIZE=16M
+[ "$RRXE_TEST_LEVEL" != full ] || SIZE=64M
+
+pairing() { # target-driver initiator-driver
+	local tgt=$1 ini=$2 mine dev=pi$ROLE label="target $1, initiator $2" sum
+	SCEN_PART=$1-$2
+	if [ "$ROLE" = a ]; then mine=$tgt; else mine=$ini; fi
+	modprobe "rdma_$mine"
+	rdma link add "$dev" type "$mine" netdev eth0
+	wait_for 20 grep -q ACTIVE "/sys/class/infiniband/$dev/ports/1/state" || fail "$dev ($mine) not active"
+	if [ "$ROLE" = a ]; then
+		iser_target_up "$MY_IP"
+		pair_sync "$SCEN_PART-target-up"
+		pair_sync "$SCEN_PART-written" 900
+		sum=$(dd if="$ISER_IMG" bs=1M count=16 status=none | md5sum | cut -d' ' -f1)
+		[ "$sum" = "$(pair_get "$SCEN_PART-md5")" ] ||
+			fail "$label: the initiator's disk and the target's backing file differ"
+		note "$label: the first 16 MiB agree on both VMs ($sum)"
+		pair_sync "$SCEN_PART-logged-out" 300
+		iser_target_down
+		modprobe -r ib_isert iscsi_target_mod target_core_file target_core_mod
+	else
+		pair_sync "$SCEN_PART-target-up"
+		iser_login "$PEER_IP"
+		fio_verify "iser-$SCEN_PART" "$SIZE"
+		pair_put "$SCEN_PART-md5" "$(dd if="$BLKDEV" bs=1M count=16 iflag=direct status=none | md5sum | cut -d' ' -f1)"
+		pair_sync "$SCEN_PART-written" 900
+		iser_logout "$PEER_IP"
+		modprobe -r ib_iser
+		pair_sync "$SCEN_PART-logged-out" 300
+	fi
+	rdma link delete "$dev"
+	timeout 60 rmmod "rdma_$mine" || fail "rmmod rdma_$mine after the teardown failed"
+	pair_sync "$SCEN_PART-clean"
+}
+
+pairing rrxe rxe
+pairing rxe rrxe
