@@ -4,7 +4,10 @@
 # MiB file-backed LUN, the ib_iser initiator logged in by open-iscsi
 # (lib/iser.sh; both ends in the initial namespace, where both ULPs and
 # iscsid live, on nvme_veth_up's veth).  fio writes with verify headers
-# through the SCSI disk and verifies; logout.  Last, the modules unload.
+# through the SCSI disk and verifies.  Then the initiator's device is
+# deleted under fio: fio ends within 120 s (the session fails its I/O
+# after its 15 s replacement timeout), and with the device back the
+# session reconnects and verifies again.  Logout; the modules unload.
 # Across drivers: pair/iser-interop.sh.
 . "$(dirname "$0")/../lib/ksft.sh"
 ksft_require_cmd fio
@@ -20,6 +23,7 @@ nvme_veth_up rrxe
 iser_target_up 10.79.0.2
 iser_login 10.79.0.2
 fio_verify iser-rrxe "$SIZE"
+iser_disrupt "iser rrxe" 10.79.0.2 rrxe
 iser_logout 10.79.0.2
 iser_target_down
 nvme_veth_down

@@ -493,7 +493,7 @@ pub(super) unsafe extern "C" fn advise_mr<T: Driver>(
     for i in 0..num_sge as usize {
         // SAFETY: ib_core's contract: `num_sge` readable entries.
         let s = unsafe { sg_list.add(i).read() };
-        if let Err(e) = sges.push(super::wr::sge(&s), GFP_KERNEL) {
+        if let Err(e) = sges.push(super::wr::sge(s), GFP_KERNEL) {
             return Error::from(e).to_errno();
         }
     }

@@ -14,6 +14,8 @@
 //! `post_send` path carries user addresses, which must not be read as
 //! kernel ones; [`super::qp::post_send`] refuses them.
 
+use core::marker::PhantomData;
+
 use kernel::{bindings, prelude::*};
 
 use super::device::Driver;
@@ -46,7 +48,7 @@ pub(crate) struct SendWr<'a, T: Driver> {
     pub(crate) ud: Option<UdWr<'a, T>>,
     /// `IB_WR_REG_MR`: the registration.
     pub(crate) reg: Option<RegWr<'a, T>>,
-    sges: &'a [bindings::ib_sge],
+    sges: SgeList<'a>,
 }
 
 /// A fast registration (`struct ib_reg_wr`): region `mr` gets key `key`
@@ -118,7 +120,7 @@ pub(crate) struct Sge {
 }
 
 /// A copy of `struct ib_sge`.
-pub(super) fn sge(s: &bindings::ib_sge) -> Sge {
+pub(super) fn sge(s: bindings::ib_sge) -> Sge {
     Sge {
         addr: s.addr,
         length: s.length,
@@ -126,21 +128,56 @@ pub(super) fn sge(s: &bindings::ib_sge) -> Sge {
     }
 }
 
-/// The SGE list of a work request, bounded.
+/// A kernel consumer's SGE list (`sg_list`, `num_sge`), read one element
+/// at a time and never referenced: consumers may place it unaligned
+/// (ib_iser's receive and login descriptors are `__packed`, their
+/// `ib_sge` at a 4-byte offset), where a `&[ib_sge]` would be undefined
+/// behaviour.
 ///
-/// # Safety
+/// # Invariants
 ///
-/// `list` points to `n` SGEs valid for `'a` (or `n` is 0).
-unsafe fn sge_list<'a>(list: *const bindings::ib_sge, n: i32) -> Result<&'a [bindings::ib_sge]> {
-    let n = usize::try_from(n)?;
-    if n == 0 {
-        return Ok(&[]);
+/// `ptr` points to `len` SGEs, valid for reads (not necessarily aligned)
+/// for `'a`, and `len <= MAX_SGE`.
+#[derive(Clone, Copy)]
+struct SgeList<'a> {
+    ptr: *const bindings::ib_sge,
+    len: usize,
+    _list: PhantomData<&'a bindings::ib_sge>,
+}
+
+impl<'a> SgeList<'a> {
+    /// The list of `n` SGEs at `list`; `EINVAL` for a negative count, more
+    /// than `MAX_SGE` or a null list of at least one.
+    ///
+    /// # Safety
+    ///
+    /// `list` points to `n` SGEs valid for reads for `'a` (or `n` is 0);
+    /// it need not be aligned.
+    unsafe fn new(list: *const bindings::ib_sge, n: i32) -> Result<Self> {
+        let len = usize::try_from(n)?;
+        if len > MAX_SGE || (len > 0 && list.is_null()) {
+            return Err(EINVAL);
+        }
+        // INVARIANT: Per the function's contract, and checked above.
+        Ok(Self {
+            ptr: list,
+            len,
+            _list: PhantomData,
+        })
     }
-    if n > MAX_SGE || list.is_null() {
-        return Err(EINVAL);
+
+    /// Element `i` (< `len`), copied out.
+    fn get(&self, i: usize) -> Sge {
+        assert!(i < self.len);
+        // SAFETY: Per the type invariant, SGE `i < len` is readable for
+        // `'a`; `read_unaligned` takes it at any alignment.
+        sge(unsafe { self.ptr.add(i).read_unaligned() })
     }
-    // SAFETY: Per the function's contract.
-    Ok(unsafe { core::slice::from_raw_parts(list, n) })
+
+    /// The SGEs, copied out in order.
+    fn iter(self) -> impl Iterator<Item = Sge> + 'a {
+        (0..self.len).map(move |i| self.get(i))
+    }
 }
 
 impl<'a, T: Driver> SendWr<'a, T> {
@@ -159,8 +196,8 @@ impl<'a, T: Driver> SendWr<'a, T> {
         let wr_id = unsafe { wr.__bindgen_anon_1.wr_id };
         // SAFETY: Both members are plain 32-bit values.
         let ex = unsafe { wr.ex.imm_data }.to_ne_bytes();
-        // SAFETY: Per the function's contract, the list is valid.
-        let sges = unsafe { sge_list(wr.sg_list, wr.num_sge)? };
+        // SAFETY: Per the function's contract, the list is valid for `'a`.
+        let sges = unsafe { SgeList::new(wr.sg_list, wr.num_sge)? };
         let mut out = Self {
             wr_id,
             opcode: wr.opcode,
@@ -236,12 +273,12 @@ impl<'a, T: Driver> SendWr<'a, T> {
 
     /// The SGEs.
     pub(crate) fn sges(&self) -> impl Iterator<Item = Sge> + '_ {
-        self.sges.iter().map(sge)
+        self.sges.iter()
     }
 
     /// Number of SGEs.
     pub(crate) fn num_sge(&self) -> usize {
-        self.sges.len()
+        self.sges.len
     }
 
     /// Copies the bytes the SGEs name into `out` (inline data), which must
@@ -249,7 +286,7 @@ impl<'a, T: Driver> SendWr<'a, T> {
     /// SGE is not in the kernel's direct map.
     pub(crate) fn copy_inline(&self, out: &mut [u8]) -> Result {
         let mut at = 0usize;
-        for s in self.sges {
+        for s in self.sges.iter() {
             let len = s.length as usize;
             let end = at
                 .checked_add(len)
@@ -296,7 +333,7 @@ pub(crate) fn check_direct_map(addr: u64, len: usize) -> Result {
 /// A receive work request.
 pub(crate) struct RecvWr<'a> {
     pub(crate) wr_id: u64,
-    sges: &'a [bindings::ib_sge],
+    sges: SgeList<'a>,
 }
 
 impl<'a> RecvWr<'a> {
@@ -309,19 +346,19 @@ impl<'a> RecvWr<'a> {
         Ok(Self {
             // SAFETY: Every member of the union is a plain 64-bit value.
             wr_id: unsafe { wr.__bindgen_anon_1.wr_id },
-            // SAFETY: Per the function's contract, the list is valid.
-            sges: unsafe { sge_list(wr.sg_list, wr.num_sge)? },
+            // SAFETY: Per the function's contract, the list is valid for `'a`.
+            sges: unsafe { SgeList::new(wr.sg_list, wr.num_sge)? },
         })
     }
 
     /// The SGEs.
     pub(crate) fn sges(&self) -> impl Iterator<Item = Sge> + '_ {
-        self.sges.iter().map(sge)
+        self.sges.iter()
     }
 
     /// Number of SGEs.
     pub(crate) fn num_sge(&self) -> usize {
-        self.sges.len()
+        self.sges.len
     }
 }
 
@@ -354,4 +391,68 @@ pub(super) unsafe fn post_recv_list(
         cur = unsafe { (*cur).next };
     }
     (posted, 0)
+}
+
+#[kernel::macros::kunit_tests(rrxe_kernel_wr)]
+mod tests {
+    use super::*;
+
+    /// As ib_iser's receive descriptor has it: the SGEs at a 4-byte offset
+    /// of a packed structure.
+    #[repr(C, packed)]
+    struct Packed {
+        pad: [u8; 4],
+        sges: [bindings::ib_sge; 2],
+    }
+
+    fn ib_sge(addr: u64, length: u32, lkey: u32) -> bindings::ib_sge {
+        bindings::ib_sge { addr, length, lkey }
+    }
+
+    #[test]
+    fn an_unaligned_sge_list_is_read_and_a_bad_count_refused() -> Result {
+        let p = Packed {
+            pad: [0; 4],
+            sges: [ib_sge(0x1000, 64, 5), ib_sge(0x2000, 8, 6)],
+        };
+        // SAFETY: All-zero is a valid `ib_recv_wr` (integers, null pointers).
+        let mut wr: bindings::ib_recv_wr = unsafe { core::mem::zeroed() };
+        wr.sg_list = core::ptr::addr_of!(p.sges)
+            .cast::<bindings::ib_sge>()
+            .cast_mut();
+        wr.num_sge = 2;
+        {
+            // SAFETY: `wr` names the two SGEs of `p`, which outlives `r`.
+            let r = unsafe { RecvWr::read(&wr)? };
+            assert_eq!(r.num_sge(), 2);
+            let mut it = r.sges();
+            assert_eq!(
+                it.next(),
+                Some(Sge {
+                    addr: 0x1000,
+                    length: 64,
+                    lkey: 5
+                })
+            );
+            assert_eq!(
+                it.next(),
+                Some(Sge {
+                    addr: 0x2000,
+                    length: 8,
+                    lkey: 6
+                })
+            );
+            assert_eq!(it.next(), None);
+        }
+        for n in [-1, MAX_SGE as i32 + 1] {
+            wr.num_sge = n;
+            // SAFETY: A count the read refuses before touching the list.
+            assert!(unsafe { RecvWr::read(&wr) }.is_err());
+        }
+        wr.sg_list = core::ptr::null_mut();
+        wr.num_sge = 1;
+        // SAFETY: A null list, refused before it is read.
+        assert!(unsafe { RecvWr::read(&wr) }.is_err());
+        Ok(())
+    }
 }
