@@ -525,14 +525,15 @@ pub(super) unsafe extern "C" fn post_send<T: Driver>(
         // SAFETY: A kernel consumer's list: each request valid for the
         // call, in the container its opcode implies, naming live AHs or MRs
         // of `T`'s (ib_core's contract).
-        res = unsafe { SendWr::<T>::read(&*cur, qp_type) }.and_then(|w| T::post_send(data, &w));
+        res = unsafe { SendWr::<T>::read(cur, qp_type) }.and_then(|w| T::post_send(data, &w));
         if res.is_err() {
             break;
         }
         posted = true;
         // SAFETY: `cur` is a non-null request of the kernel consumer's list,
-        // valid for the call, so its `next` field is readable.
-        cur = unsafe { (*cur).next };
+        // valid for the call, so its `next` field is readable (at any
+        // alignment; no reference is made).
+        cur = unsafe { core::ptr::addr_of!((*cur).next).read_unaligned() };
     }
     if posted {
         T::kick(data, true);

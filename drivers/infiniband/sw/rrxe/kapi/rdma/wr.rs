@@ -67,7 +67,7 @@ impl<'a, T: Driver> UdWr<'a, T> {
     ///
     /// `ud`'s AH, if not null, is one of driver `T`'s, live for `'a`
     /// (ib_core's contract: while the request is posted).
-    unsafe fn read(ud: &bindings::ib_ud_wr) -> Result<Self> {
+    unsafe fn read(ud: bindings::ib_ud_wr) -> Result<Self> {
         if ud.ah.is_null() {
             return Err(EINVAL);
         }
@@ -89,7 +89,7 @@ impl<'a, T: Driver> RegWr<'a, T> {
     ///
     /// `r`'s MR, if not null, is one of driver `T`'s, live for `'a`
     /// (ib_core's contract: while the request is posted).
-    unsafe fn read(r: &bindings::ib_reg_wr) -> Result<Self> {
+    unsafe fn read(r: bindings::ib_reg_wr) -> Result<Self> {
         if r.mr.is_null() {
             return Err(EINVAL);
         }
@@ -181,17 +181,21 @@ impl<'a> SgeList<'a> {
 }
 
 impl<'a, T: Driver> SendWr<'a, T> {
-    /// Reads `wr`, posted to a QP of type `qp_type`.  `EINVAL` for an
-    /// opcode this layer does not take, or a request without the AH or MR
-    /// it needs.
+    /// Reads the request at `ptr`, posted to a QP of type `qp_type`.
+    /// `EINVAL` for an opcode this layer does not take, or a request
+    /// without the AH or MR it needs.  The request and its container are
+    /// copied out, never referenced: consumers may place them unaligned
+    /// (isert's `__packed` descriptors hold their `ib_send_wr`).
     ///
     /// # Safety
     ///
-    /// `wr` is a kernel consumer's work request, valid for `'a`, in the
-    /// container its opcode and the QP type imply (ib_core's contract),
-    /// naming AHs (UD) or an MR (REG_MR) of driver `T` that live while it
-    /// is posted.
-    pub(super) unsafe fn read(wr: &'a bindings::ib_send_wr, qp_type: u32) -> Result<Self> {
+    /// `ptr` is a kernel consumer's work request (not necessarily
+    /// aligned), valid for `'a`, in the container its opcode and the QP
+    /// type imply (ib_core's contract), naming AHs (UD) or an MR (REG_MR)
+    /// of driver `T` that live while it is posted.
+    pub(super) unsafe fn read(ptr: *const bindings::ib_send_wr, qp_type: u32) -> Result<Self> {
+        // SAFETY: Per the function's contract, readable at any alignment.
+        let wr = unsafe { ptr.read_unaligned() };
         // SAFETY: Every member of the union is a plain 64-bit value.
         let wr_id = unsafe { wr.__bindgen_anon_1.wr_id };
         // SAFETY: Both members are plain 32-bit values.
@@ -211,11 +215,10 @@ impl<'a, T: Driver> SendWr<'a, T> {
             reg: None,
             sges,
         };
-        let ptr: *const bindings::ib_send_wr = wr;
         if qp_type == bindings::ib_qp_type_IB_QPT_UD || qp_type == bindings::ib_qp_type_IB_QPT_GSI {
             // SAFETY: Work requests to UD QPs are `ib_ud_wr`s (ib_core's
-            // contract, the function's), valid for `'a`.
-            let ud = unsafe { &*ptr.cast::<bindings::ib_ud_wr>() };
+            // contract, the function's), readable at any alignment.
+            let ud = unsafe { ptr.cast::<bindings::ib_ud_wr>().read_unaligned() };
             // SAFETY: Per the function's contract, its AH is one of `T`'s,
             // live while the request is posted.
             out.ud = Some(unsafe { UdWr::read(ud) }?);
@@ -234,23 +237,26 @@ impl<'a, T: Driver> SendWr<'a, T> {
     ///
     /// # Safety
     ///
-    /// `ptr` is a kernel consumer's work request, valid for the call, at
-    /// the head of the container its opcode implies (ib_core's contract),
-    /// naming, for REG_MR, an MR of driver `T` live while it is posted.
+    /// `ptr` is a kernel consumer's work request (not necessarily
+    /// aligned), valid for the call, at the head of the container its
+    /// opcode implies (ib_core's contract), naming, for REG_MR, an MR of
+    /// driver `T` live while it is posted.
     unsafe fn read_container(&mut self, ptr: *const bindings::ib_send_wr) -> Result {
         match self.opcode {
             bindings::ib_wr_opcode_IB_WR_RDMA_WRITE
             | bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM
             | bindings::ib_wr_opcode_IB_WR_RDMA_READ => {
-                // SAFETY: These opcodes come in an `ib_rdma_wr`.
-                let r = unsafe { &*ptr.cast::<bindings::ib_rdma_wr>() };
+                // SAFETY: These opcodes come in an `ib_rdma_wr`, readable
+                // at any alignment.
+                let r = unsafe { ptr.cast::<bindings::ib_rdma_wr>().read_unaligned() };
                 self.remote_addr = r.remote_addr;
                 self.rkey = r.rkey;
             }
             bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP
             | bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
-                // SAFETY: These opcodes come in an `ib_atomic_wr`.
-                let a = unsafe { &*ptr.cast::<bindings::ib_atomic_wr>() };
+                // SAFETY: These opcodes come in an `ib_atomic_wr`, readable
+                // at any alignment.
+                let a = unsafe { ptr.cast::<bindings::ib_atomic_wr>().read_unaligned() };
                 self.remote_addr = a.remote_addr;
                 self.rkey = a.rkey;
                 self.compare_add = a.compare_add;
@@ -261,8 +267,9 @@ impl<'a, T: Driver> SendWr<'a, T> {
             | bindings::ib_wr_opcode_IB_WR_SEND_WITH_INV
             | bindings::ib_wr_opcode_IB_WR_LOCAL_INV => {}
             bindings::ib_wr_opcode_IB_WR_REG_MR => {
-                // SAFETY: REG_MR comes in an `ib_reg_wr`.
-                let r = unsafe { &*ptr.cast::<bindings::ib_reg_wr>() };
+                // SAFETY: REG_MR comes in an `ib_reg_wr`, readable at any
+                // alignment.
+                let r = unsafe { ptr.cast::<bindings::ib_reg_wr>().read_unaligned() };
                 // SAFETY: Per the function's contract, an MR of `T`'s.
                 self.reg = Some(unsafe { RegWr::read(r) }?);
             }
@@ -337,12 +344,15 @@ pub(crate) struct RecvWr<'a> {
 }
 
 impl<'a> RecvWr<'a> {
-    /// Reads `wr`.
+    /// Reads the request at `ptr`, copied out (it may be unaligned).
     ///
     /// # Safety
     ///
-    /// `wr` is a kernel consumer's work request, valid for `'a`.
-    pub(super) unsafe fn read(wr: &'a bindings::ib_recv_wr) -> Result<Self> {
+    /// `ptr` is a kernel consumer's work request (not necessarily
+    /// aligned), valid for `'a`.
+    pub(super) unsafe fn read(ptr: *const bindings::ib_recv_wr) -> Result<Self> {
+        // SAFETY: Per the function's contract, readable at any alignment.
+        let wr = unsafe { ptr.read_unaligned() };
         Ok(Self {
             // SAFETY: Every member of the union is a plain 64-bit value.
             wr_id: unsafe { wr.__bindgen_anon_1.wr_id },
@@ -379,7 +389,7 @@ pub(super) unsafe fn post_recv_list(
     let mut posted = false;
     while !cur.is_null() {
         // SAFETY: Per the function's contract, each request is valid.
-        let res = unsafe { RecvWr::read(&*cur) }.and_then(|w| post(&w));
+        let res = unsafe { RecvWr::read(cur) }.and_then(|w| post(&w));
         if let Err(e) = res {
             // SAFETY: `bad_wr` is writable per the function's contract.
             unsafe { *bad_wr = cur };
@@ -387,8 +397,9 @@ pub(super) unsafe fn post_recv_list(
         }
         posted = true;
         // SAFETY: Per the function's contract, `cur` is a non-null request
-        // of a list valid for the call, so its `next` field is readable.
-        cur = unsafe { (*cur).next };
+        // of a list valid for the call, so its `next` field is readable
+        // (at any alignment; no reference is made).
+        cur = unsafe { core::ptr::addr_of!((*cur).next).read_unaligned() };
     }
     (posted, 0)
 }
