@@ -97,19 +97,28 @@ fi
 # installed: the host gets no iscsid service and no /etc/iscsi.  The VM
 # runs them with their libraries from there (lib/iser.sh).
 ISCSI_DEBS=(open-iscsi libopeniscsiusr libisns0)
-ISCSI_ROOT=$(cd "$(dirname "$0")/.." && pwd)/out/open-iscsi
+# (RRXE_ISCSI_ROOT elsewhere: tools/testing/runner/setup-test.sh.)
+ISCSI_ROOT=${RRXE_ISCSI_ROOT:-$(cd "$(dirname "$0")/.." && pwd)/out/open-iscsi}
 if [ ! -x "$ISCSI_ROOT/sbin/iscsid" ]; then
 	RRXE_STEP="unpacking open-iscsi for the iSER tests"
-	step "apt-get download ${ISCSI_DEBS[*]}, unpacked into $ISCSI_ROOT (not installed)"
-	mkdir -p "$RRXE_CACHE/dl/open-iscsi"
-	# (A machine whose package lists are stale or absent: update, retry.)
-	(cd "$RRXE_CACHE/dl/open-iscsi" && apt-get download "${ISCSI_DEBS[@]}" >/dev/null 2>&1) ||
-		{ [ "$(id -u)" = 0 ] && apt-get update -qq &&
-			(cd "$RRXE_CACHE/dl/open-iscsi" && apt-get download "${ISCSI_DEBS[@]}" >/dev/null); } ||
-		die "apt-get download ${ISCSI_DEBS[*]} failed: check the network and /etc/apt/sources.list (apt-get update)"
+	step "open-iscsi (${ISCSI_DEBS[*]}) unpacked into $ISCSI_ROOT (not installed)"
+	dl=$RRXE_CACHE/dl/open-iscsi
+	if [ "$(ls "$dl"/*.deb 2>/dev/null | wc -l)" != ${#ISCSI_DEBS[@]} ]; then
+		# One version of each package, freshly downloaded; a machine whose
+		# package lists are stale or absent updates them and retries.
+		rm -rf "$dl"
+		mkdir -p "$dl"
+		(cd "$dl" && apt-get download "${ISCSI_DEBS[@]}" >/dev/null 2>&1) ||
+			{ [ "$(id -u)" = 0 ] && apt-get update -qq &&
+				(cd "$dl" && apt-get download "${ISCSI_DEBS[@]}" >/dev/null); } ||
+			die "apt-get download ${ISCSI_DEBS[*]} failed: check the network and /etc/apt/sources.list (apt-get update)"
+		[ "$(ls "$dl"/*.deb 2>/dev/null | wc -l)" = ${#ISCSI_DEBS[@]} ] ||
+			die "apt-get download ${ISCSI_DEBS[*]} gave $(ls "$dl" | wc -l) files in $dl, not ${#ISCSI_DEBS[@]} packages"
+	fi
 	rm -rf "$ISCSI_ROOT.tmp"
-	for deb in "$RRXE_CACHE"/dl/open-iscsi/*.deb; do
-		dpkg -x "$deb" "$ISCSI_ROOT.tmp" || die "dpkg -x $deb failed"
+	mkdir -p "$ISCSI_ROOT.tmp"
+	for deb in "$dl"/*.deb; do
+		dpkg -x "$deb" "$ISCSI_ROOT.tmp" || die "dpkg -x $deb into $ISCSI_ROOT.tmp failed"
 	done
 	[ -x "$ISCSI_ROOT.tmp/sbin/iscsid" ] && [ -x "$ISCSI_ROOT.tmp/sbin/iscsiadm" ] ||
 		die "the open-iscsi package has no sbin/iscsid or sbin/iscsiadm"

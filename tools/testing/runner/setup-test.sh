@@ -191,6 +191,10 @@ run_case "setup: libclang wheel missing is installed" libclang "" ok "${S[@]}"
 run_case "setup: pip install libclang fails" libclang pip "pip install libclang' failed" "${S[@]}"
 run_case "setup: libclang still not importable" libclang pip-noop "libclang.so of the PyPI wheel not found" "${S[@]}"
 run_case "setup: an unexpected failure names command and step" bindgen mktemp "setup.sh:[0-9]+: .*mktemp.* failed .*during: cargo install" "${S[@]}"
+run_case "setup: open-iscsi download fails" none apt-download "apt-get download open-iscsi.*failed" \
+	-c "RRXE_ISCSI_ROOT='$T/iscsi' bash '$top/scripts/setup.sh'"
+run_case "setup: open-iscsi download gives nothing" none "" "apt-get download open-iscsi.*gave 0 files" \
+	-c "RRXE_ISCSI_ROOT='$T/iscsi' bash '$top/scripts/setup.sh'"
 run_case "kernel: source download fails" none apt-download "apt-get download linux-source-7.2.*failed" "$top/scripts/kernel.sh"
 run_case "kernel: unknown flavor" none "" "FLAVOR must be 'release' or 'debug'" -c "FLAVOR=nonsense bash '$top/scripts/kernel.sh'"
 run_case "vm-run: no kernel built" none "" "no release kernel at .*make kernel" "$top/scripts/vm-run.sh" true
