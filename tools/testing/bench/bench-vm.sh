@@ -396,9 +396,9 @@ nfs_seq_mbs() {
 	[ "$1" = read ] && echo 3 >/proc/sys/vm/drop_caches
 	t0=$(date +%s%N)
 	if [ "$1" = write ]; then
-		dd if=/dev/zero of="$NFS_MNT/bench" bs=1M count="$NFS_BENCH_MB" conv=fsync status=none || return 1
+		timeout 300 dd if=/dev/zero of="$NFS_MNT/bench" bs=1M count="$NFS_BENCH_MB" conv=fsync status=none || return 1
 	else
-		dd if="$NFS_MNT/bench" of=/dev/null bs=1M status=none || return 1
+		timeout 300 dd if="$NFS_MNT/bench" of=/dev/null bs=1M status=none || return 1
 	fi
 	t1=$(date +%s%N)
 	awk -v mb="$NFS_BENCH_MB" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f\n", mb / (ns / 1e9) }'
@@ -431,7 +431,7 @@ nfs_run() {
 		nfs_umount
 		nfs_server_down ppA
 		pp_teardown
-	) || { echo "bench-fail nfs $drv (setup or teardown)" >&2; nfs_cleanup; pp_teardown 2>/dev/null || true; }
+	) || { echo "bench-fail nfs $drv (setup or teardown)" >&2; nfs_cleanup; (pp_teardown) >/dev/null 2>&1 || true; }
 }
 
 nfs_cells() {

@@ -33,15 +33,16 @@ ISER_CFS=/sys/kernel/config/target
 ISCSI_ROOT=$RRXE_TOP/out/open-iscsi
 ISER_PORTAL=
 
+ISER_ETC_OVERLAY=0
 iser_userspace() {
 	[ -x "$ISCSI_ROOT/sbin/iscsid" ] ||
 		ksft_skip "open-iscsi is not unpacked in $ISCSI_ROOT (scripts/setup.sh does it)"
-	export LD_LIBRARY_PATH=$ISCSI_ROOT/usr/lib/x86_64-linux-gnu
 	if ! mountpoint -q /etc; then
 		mkdir -p /tmp/etc-overlay/upper /tmp/etc-overlay/work
 		mount -t overlay overlay \
 			-o lowerdir=/etc,upperdir=/tmp/etc-overlay/upper,workdir=/tmp/etc-overlay/work /etc ||
 			fail "overlay over /etc (for /etc/iscsi)"
+		ISER_ETC_OVERLAY=1
 	fi
 	mkdir -p /etc/iscsi/nodes /etc/iscsi/send_targets /etc/iscsi/ifaces /run/lock/iscsi
 	echo "InitiatorName=$ISER_INITIATOR" >/etc/iscsi/initiatorname.iscsi
@@ -52,7 +53,15 @@ iser_userspace() {
 		"$ISCSI_ROOT/etc/iscsi/iscsid.conf" >/etc/iscsi/iscsid.conf
 }
 
-iscsiadm() { "$ISCSI_ROOT/sbin/iscsiadm" "$@"; }
+# open-iscsi's programs with their libraries from ISCSI_ROOT (the
+# package's own directory, whatever the architecture's name).
+iscsi_lib() { dirname "$(ls "$ISCSI_ROOT"/usr/lib/*/libopeniscsiusr.so.0 | head -1)"; }
+iscsi_run() {
+	local prog=$1
+	shift
+	LD_LIBRARY_PATH=$(iscsi_lib) "$ISCSI_ROOT/sbin/$prog" "$@"
+}
+iscsiadm() { iscsi_run iscsiadm "$@"; }
 
 iser_target_up() {
 	local ip=$1 b=$ISER_CFS/core/fileio_1/iserdisk t=$ISER_CFS/iscsi/$ISER_IQN/tpgt_1
@@ -96,7 +105,7 @@ iser_login() {
 	local ip=$1 d
 	modprobe ib_iser
 	modprobe sd_mod
-	pgrep -x iscsid >/dev/null || "$ISCSI_ROOT/sbin/iscsid" -c /etc/iscsi/iscsid.conf -i /etc/iscsi/initiatorname.iscsi ||
+	pgrep -x iscsid >/dev/null || iscsi_run iscsid -c /etc/iscsi/iscsid.conf -i /etc/iscsi/initiatorname.iscsi ||
 		fail "iscsid does not start"
 	iscsiadm -m node -o new -T "$ISER_IQN" -p "$ip:3260" -I iser >/dev/null || fail "iscsiadm: no node record for $ip:3260"
 	iscsiadm -m node -T "$ISER_IQN" -p "$ip:3260" -I iser --login >/dev/null ||
@@ -123,13 +132,15 @@ iser_logout() {
 }
 
 iser_cleanup() {
+	[ -z "$ISER_FIO" ] || kill "$ISER_FIO" 2>/dev/null || true
 	if pgrep -x iscsid >/dev/null; then
-		timeout 60 "$ISCSI_ROOT/sbin/iscsiadm" -m node --logoutall=all >/dev/null 2>&1 || true
-		"$ISCSI_ROOT/sbin/iscsiadm" -k 0 >/dev/null 2>&1 || pkill -x iscsid || true
+		timeout 60 env LD_LIBRARY_PATH="$(iscsi_lib)" "$ISCSI_ROOT/sbin/iscsiadm" -m node --logoutall=all >/dev/null 2>&1 || true
+		iscsi_run iscsiadm -k 0 >/dev/null 2>&1 || pkill -x iscsid || true
+		wait_for 10 iscsid_gone || pkill -9 -x iscsid || true
 	fi
 	(iser_target_down) 2>/dev/null || true
 	modprobe -r ib_iser ib_isert iscsi_target_mod target_core_file target_core_mod 2>/dev/null || true
-	if mountpoint -q /etc; then umount /etc 2>/dev/null || true; fi
+	if [ "$ISER_ETC_OVERLAY" = 1 ]; then umount /etc 2>/dev/null || umount -l /etc 2>/dev/null || true; fi
 	return 0
 }
 
@@ -138,14 +149,16 @@ iser_cleanup() {
 # failed after the replacement timeout, 15 s, or completed) within 120 s,
 # not hang; with nvh0 added back, iscsid reconnects the session and fio
 # verifies through it again.
+ISER_FIO=
 iser_disrupt() {
-	local label=$1 ip=$2 drv=$3 pid st=0
+	local label=$1 ip=$2 drv=$3 st=0
 	timeout 120 fio --name=disrupt --filename="$BLKDEV" --rw=randwrite --bs=64k --size=64M \
 		--direct=1 --ioengine=libaio --iodepth=16 --time_based --runtime=60 >/tmp/iser-fio.log 2>&1 &
-	pid=$!
-	nap 2
+	ISER_FIO=$!
+	nvme_io_moving || fail "$label: fio's writes do not reach $BLKDEV"
 	rdma link delete nvh0 || fail "$label: rdma link delete nvh0"
-	wait "$pid" || st=$?
+	wait "$ISER_FIO" || st=$?
+	ISER_FIO=
 	((st != 124)) || fail "$label: fio still running 120 s after nvh0 was deleted"
 	rdma link add nvh0 type "$drv" netdev nvh || fail "$label: rdma link add nvh0 again"
 	wait_for 20 grep -q ACTIVE /sys/class/infiniband/nvh0/ports/1/state || fail "$label: nvh0 not active again"

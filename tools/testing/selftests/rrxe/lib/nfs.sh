@@ -104,12 +104,23 @@ nfs_chunks() {
 		on && $1 == "xprt:" && $2 == "rdma" { print $13, $14; exit }' /proc/self/mountstats
 }
 
-# (Runs from the test's exit trap: never fails, forces what it must.)
+# (Runs from the test's exit trap: never fails, forces what it must.
+# Finds the servers by their nfsd mounts, so it also works from outside
+# the subshell that started them.)
 nfs_cleanup() {
+	local fs
+	if [ -n "$NFS_WRITER" ]; then
+		touch /tmp/nfs-writer.stop
+		kill "$NFS_WRITER" 2>/dev/null || true
+	fi
 	if mountpoint -q "$NFS_MNT"; then
 		umount -f "$NFS_MNT" 2>/dev/null || umount -l "$NFS_MNT" 2>/dev/null || true
 	fi
-	[ -z "$NFS_SERVER_NS" ] || nfs_server_down "$NFS_SERVER_NS" 2>/dev/null || true
+	for fs in /run/rrxe-nfsd.*; do
+		mountpoint -q "$fs" 2>/dev/null || continue
+		(nfs_server_down "${fs#/run/rrxe-nfsd.}") >/dev/null 2>&1 || umount -l "$fs" 2>/dev/null || true
+	done
+	return 0
 }
 
 # nfs_same A B WHAT: fails unless files A and B have the same bytes,
@@ -153,44 +164,54 @@ nfs_files() {
 
 # nfs_disrupt LABEL NS DEV DRV NETDEV IP: `rdma link delete` of DEV (the
 # DRV device on NETDEV in NS, address IP: either end) while a writer
-# fsyncs files through NFS_MNT one after another, then the same link added
-# back.  NFS may recover (the mount is hard) or fail a write with an error
-# (a client whose device went away); either way: the writer ends within
-# its timeout (nothing hangs), every write it saw succeed reads back
-# byte-exact, and once the link is back a new file goes through.
-# NFS_DISRUPT_FAILED is the number of writes that failed.
+# fsyncs 256 KiB files (32 names in turn) through NFS_MNT without pause,
+# then the same link added back; the writer goes on until two more files
+# have gone through after that, so the outage falls inside its run.  NFS
+# may recover (the mount is hard) or fail a write with an error (a client
+# whose device went away); either way: the writer ends within its timeout
+# (nothing hangs), every file whose last write succeeded reads back
+# byte-exact, and writes go through again.  NFS_DISRUPT_FAILED: the
+# writes that failed.
+NFS_WRITER=
 nfs_disrupt() {
-	local label=$1 ns=$2 dev=$3 drv=$4 netdev=$5 ip=$6 n=12 i pid st
-	head -c $((1024 * 1024)) /dev/urandom >/tmp/nfs-src.d
-	rm -f /tmp/nfs-writer.log
-	timeout 180 bash -c 'for ((i = 0; i < $1; i++)); do
-		if dd if=/tmp/nfs-src.d of="$2/d.$i" bs=256K conv=fsync status=none; then
+	local label=$1 ns=$2 dev=$3 drv=$4 netdev=$5 ip=$6 i st=0 before n
+	head -c $((256 * 1024)) /dev/urandom >/tmp/nfs-src.d
+	rm -f /tmp/nfs-writer.log /tmp/nfs-writer.stop
+	touch /tmp/nfs-writer.log
+	timeout 180 bash -c 'for ((i = 0; i < 2000 && ! -e /tmp/nfs-writer.stop; i++)); do
+		if dd if=/tmp/nfs-src.d of="$1/d.$((i % 32))" bs=64K conv=fsync status=none 2>/dev/null; then
 			echo "ok $i"
 		else
 			echo "failed $i"
 		fi >>/tmp/nfs-writer.log
-	done' _ "$n" "$NFS_MNT" 2>/dev/null &
-	pid=$!
-	wait_for 60 grep -qs "ok 1" /tmp/nfs-writer.log || fail "$label: the writer made no progress before the disruption"
+	done' _ "$NFS_MNT" >/dev/null 2>&1 &
+	NFS_WRITER=$!
+	wait_for 60 grep -q "ok 1" /tmp/nfs-writer.log || fail "$label: the writer made no progress before the disruption"
+	pid_gone "$NFS_WRITER" && fail "$label: the writer ended before the disruption: $(tail -2 /tmp/nfs-writer.log)"
 	rdma link delete "$dev" || fail "$label: rdma link delete $dev"
 	wait_for 10 test ! -e "/sys/class/infiniband/$dev" || fail "$label: $dev not removed"
 	nap 1
 	pp_rdma_add "$ns" "$dev" "$drv" "$netdev" "$ip"
-	st=0
-	wait "$pid" || st=$?
-	((st == 0)) || fail "$label: the writer did not end within 180 s (status $st) after $dev came back"
+	before=$(grep -c '^ok' /tmp/nfs-writer.log || true)
+	wait_slow 150 nfs_writer_past $((before + 2)) ||
+		fail "$label: no two writes went through within 150 s after $dev came back: $(tail -2 /tmp/nfs-writer.log)"
+	touch /tmp/nfs-writer.stop
+	wait "$NFS_WRITER" || st=$?
+	NFS_WRITER=
+	((st == 0)) || fail "$label: the writer did not end within 180 s (status $st)"
 	echo 3 >/proc/sys/vm/drop_caches
-	for i in $(sed -n 's/^ok //p' /tmp/nfs-writer.log); do
-		nfs_same /tmp/nfs-src.d "$NFS_MNT/d.$i" "$label: file $i, written across the disruption without an error,"
+	# A file name is reused every 32 writes: its last write decides.
+	for i in $(awk '{ last[$2 % 32] = $1 } END { for (f in last) if (last[f] == "ok") print f }' /tmp/nfs-writer.log); do
+		nfs_same /tmp/nfs-src.d "$NFS_MNT/d.$i" "$label: file $i, last written without an error,"
 	done
+	n=$(wc -l </tmp/nfs-writer.log)
 	NFS_DISRUPT_FAILED=$(grep -c '^failed' /tmp/nfs-writer.log || true)
-	dd if=/tmp/nfs-src.d of="$NFS_MNT/after" bs=256K conv=fsync status=none ||
-		fail "$label: no write goes through after $dev came back: $(dmesg | tail -3)"
-	echo 3 >/proc/sys/vm/drop_caches
-	nfs_same /tmp/nfs-src.d "$NFS_MNT/after" "$label: the file written after $dev came back"
-	note "$label: $dev deleted and added back under fsync'd writes: $((n - NFS_DISRUPT_FAILED)) of $n files written and read back byte-exact, $NFS_DISRUPT_FAILED failed with an error; a new file goes through afterwards"
-	rm -f "$NFS_MNT"/d.* "$NFS_MNT/after" /tmp/nfs-src.d /tmp/nfs-writer.log
+	note "$label: $dev deleted and added back under fsync'd writes: $((n - NFS_DISRUPT_FAILED)) of $n files written and read back byte-exact, $NFS_DISRUPT_FAILED failed with an error, writes go through again"
+	rm -f "$NFS_MNT"/d.* /tmp/nfs-src.d /tmp/nfs-writer.log /tmp/nfs-writer.stop
 }
+
+# nfs_writer_past N: nfs_disrupt's writer has written N files.
+nfs_writer_past() { (($(grep -c '^ok' /tmp/nfs-writer.log) >= $1)); }
 
 # nfs_pairing SRV_DRV CLI_DRV [disrupt|disrupt-client]: server (SRV_DRV
 # device ppa0, ppA, 10.77.0.1) and client (CLI_DRV device ppb0, ppB) on

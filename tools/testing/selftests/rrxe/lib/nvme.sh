@@ -100,11 +100,11 @@ nvme_host_down() {
 	wait_for 30 paths_gone '/sys/class/nvme/nvme[0-9]*' || fail "the host controller stayed after nvme disconnect"
 }
 
-# nvme_io_moving: the host's namespace completes I/O (its sectors-written
-# counter grows within 10 s).
+# nvme_io_moving: the host's namespace (or BLKDEV, SRP's and iSER's disk)
+# completes I/O (its sectors-written counter grows within 10 s).
 nvme_io_moving() {
-	local st w0 w i
-	st=/sys/block/${NVDEV#/dev/}/stat
+	local st w0 w i dev=${BLKDEV:-$NVDEV}
+	st=/sys/block/${dev#/dev/}/stat
 	read -r _ _ _ _ _ _ w0 _ <"$st"
 	for ((i = 0; i < 100; i++)); do
 		nap 0.1

@@ -16,10 +16,18 @@ ksft_require_module rdma_rxe ib_iser ib_isert iscsi_target_mod target_core_file 
 . "$RRXE_LIB/pair.sh"
 . "$RRXE_LIB/nvme.sh"
 . "$RRXE_LIB/iser.sh"
+ksft_cleanup "iser_cleanup; interop_cleanup"
 iser_userspace
-ksft_cleanup iser_cleanup
 SIZE=16M
 [ "$RRXE_TEST_LEVEL" != full ] || SIZE=64M
+
+# After a failure: no device or driver module of this test left for the
+# next two-VM test.
+interop_cleanup() {
+	[ ! -e "/sys/class/infiniband/pi$ROLE" ] || rdma link delete "pi$ROLE" 2>/dev/null || true
+	rmmod rdma_rrxe rdma_rxe 2>/dev/null || true
+	return 0
+}
 
 pairing() { # target-driver initiator-driver
 	local tgt=$1 ini=$2 mine dev=pi$ROLE label="target $1, initiator $2" sum
@@ -38,7 +46,8 @@ pairing() { # target-driver initiator-driver
 		note "$label: the first 16 MiB agree on both VMs ($sum)"
 		pair_sync "$SCEN_PART-logged-out" 300
 		iser_target_down
-		modprobe -r ib_isert iscsi_target_mod target_core_file target_core_mod
+		wait_for 30 modprobe -r ib_isert iscsi_target_mod target_core_file target_core_mod ||
+			fail "$label: the target's modules do not unload: $(lsmod | grep -E 'isert|iscsi|target')"
 	else
 		pair_sync "$SCEN_PART-target-up"
 		iser_login "$PEER_IP"
@@ -46,7 +55,7 @@ pairing() { # target-driver initiator-driver
 		pair_put "$SCEN_PART-md5" "$(dd if="$BLKDEV" bs=1M count=16 iflag=direct status=none | md5sum | cut -d' ' -f1)"
 		pair_sync "$SCEN_PART-written" 900
 		iser_logout "$PEER_IP"
-		modprobe -r ib_iser
+		wait_for 30 modprobe -r ib_iser || fail "$label: ib_iser does not unload"
 		pair_sync "$SCEN_PART-logged-out" 300
 	fi
 	rdma link delete "$dev"

@@ -15,8 +15,8 @@ ksft_require_cmd fio
 ksft_require_module ib_iser ib_isert iscsi_target_mod target_core_file sd_mod
 . "$RRXE_LIB/nvme.sh"
 . "$RRXE_LIB/iser.sh"
-iser_userspace
 ksft_cleanup "iser_cleanup; nvme_cleanup"
+iser_userspace
 
 SIZE=${ISER_FIO_SIZE:-32M}
 debug_quick && SIZE=4M

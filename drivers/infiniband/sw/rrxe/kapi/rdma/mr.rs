@@ -491,8 +491,9 @@ pub(super) unsafe extern "C" fn advise_mr<T: Driver>(
     }
     let mut sges = KVec::new();
     for i in 0..num_sge as usize {
-        // SAFETY: ib_core's contract: `num_sge` readable entries.
-        let s = unsafe { sg_list.add(i).read() };
+        // SAFETY: ib_core's contract: `num_sge` readable entries (read at
+        // any alignment, as every consumer SGE list here).
+        let s = unsafe { sg_list.add(i).read_unaligned() };
         if let Err(e) = sges.push(super::wr::sge(s), GFP_KERNEL) {
             return Error::from(e).to_errno();
         }

@@ -409,12 +409,15 @@ mod tests {
     use super::*;
 
     /// As ib_iser's receive descriptor has it: the SGEs at a 4-byte offset
-    /// of a packed structure.
+    /// of a packed structure, itself 8-aligned, so they are misaligned.
     #[repr(C, packed)]
     struct Packed {
         pad: [u8; 4],
         sges: [bindings::ib_sge; 2],
     }
+
+    #[repr(C, align(8))]
+    struct Aligned(Packed);
 
     fn ib_sge(addr: u64, length: u32, lkey: u32) -> bindings::ib_sge {
         bindings::ib_sge { addr, length, lkey }
@@ -422,15 +425,16 @@ mod tests {
 
     #[test]
     fn an_unaligned_sge_list_is_read_and_a_bad_count_refused() -> Result {
-        let p = Packed {
+        let a = Aligned(Packed {
             pad: [0; 4],
             sges: [ib_sge(0x1000, 64, 5), ib_sge(0x2000, 8, 6)],
-        };
+        });
+        let p = &a.0;
+        let list = core::ptr::addr_of!(p.sges).cast::<bindings::ib_sge>();
+        assert_ne!(list as usize % core::mem::align_of::<bindings::ib_sge>(), 0);
         // SAFETY: All-zero is a valid `ib_recv_wr` (integers, null pointers).
         let mut wr: bindings::ib_recv_wr = unsafe { core::mem::zeroed() };
-        wr.sg_list = core::ptr::addr_of!(p.sges)
-            .cast::<bindings::ib_sge>()
-            .cast_mut();
+        wr.sg_list = list.cast_mut();
         wr.num_sge = 2;
         {
             // SAFETY: `wr` names the two SGEs of `p`, which outlives `r`.
