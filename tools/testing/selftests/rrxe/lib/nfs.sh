@@ -178,7 +178,8 @@ nfs_disrupt() {
 	head -c $((256 * 1024)) /dev/urandom >/tmp/nfs-src.d
 	rm -f /tmp/nfs-writer.log /tmp/nfs-writer.stop
 	touch /tmp/nfs-writer.log
-	timeout 180 bash -c 'for ((i = 0; i < 2000 && ! -e /tmp/nfs-writer.stop; i++)); do
+	timeout 180 bash -c 'for ((i = 0; i < 2000; i++)); do
+		[ ! -e /tmp/nfs-writer.stop ] || break
 		if dd if=/tmp/nfs-src.d of="$1/d.$((i % 32))" bs=64K conv=fsync status=none 2>/dev/null; then
 			echo "ok $i"
 		else
