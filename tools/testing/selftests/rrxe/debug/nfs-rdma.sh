@@ -8,11 +8,9 @@
 # and CQs on it).  make test-full adds 8 MiB, the server's link and the
 # two pairings with C rxe.
 . "$(dirname "$0")/../lib/ksft.sh"
-ksft_require_cmd nsenter
-ksft_require_module rdma_rxe nfsd nfsv4 rpcrdma
 . "$RRXE_LIB/pingpong.sh"
 . "$RRXE_LIB/nfs.sh"
-ksft_cleanup "nfs_cleanup; (pp_teardown) >/dev/null 2>&1 || true"
+nfs_test
 
 if debug_quick; then
 	NFS_SIZES="1024 65536 1048576"

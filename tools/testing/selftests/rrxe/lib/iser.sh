@@ -132,7 +132,7 @@ iser_logout() {
 }
 
 iser_cleanup() {
-	[ -z "$ISER_FIO" ] || kill "$ISER_FIO" 2>/dev/null || true
+	[ -z "$FIO_BG" ] || kill "$FIO_BG" 2>/dev/null || true
 	if pgrep -x iscsid >/dev/null; then
 		timeout 60 env LD_LIBRARY_PATH="$(iscsi_lib)" "$ISCSI_ROOT/sbin/iscsiadm" -m node --logoutall=all >/dev/null 2>&1 || true
 		iscsi_run iscsiadm -k 0 >/dev/null 2>&1 || pkill -x iscsid || true
@@ -144,27 +144,19 @@ iser_cleanup() {
 	return 0
 }
 
-# iser_disrupt LABEL IP DRV: `rdma link delete` of the initiator's device
+# iser_disrupt LABEL DRV: `rdma link delete` of the initiator's device
 # nvh0 under fio.  The session loses its connection: fio must end (I/O
 # failed after the replacement timeout, 15 s, or completed) within 120 s,
 # not hang; with nvh0 added back, iscsid reconnects the session and fio
 # verifies through it again.
-ISER_FIO=
 iser_disrupt() {
-	local label=$1 ip=$2 drv=$3 st=0
-	timeout 120 fio --name=disrupt --filename="$BLKDEV" --rw=randwrite --bs=64k --size=64M \
-		--direct=1 --ioengine=libaio --iodepth=16 --time_based --runtime=60 >/tmp/iser-fio.log 2>&1 &
-	ISER_FIO=$!
-	nvme_io_moving || fail "$label: fio's writes do not reach $BLKDEV"
-	rdma link delete nvh0 || fail "$label: rdma link delete nvh0"
-	wait "$ISER_FIO" || st=$?
-	ISER_FIO=
-	((st != 124)) || fail "$label: fio still running 120 s after nvh0 was deleted"
+	local label=$1 drv=$2
+	fio_under_delete "$label" nvh0
 	rdma link add nvh0 type "$drv" netdev nvh || fail "$label: rdma link add nvh0 again"
 	wait_for 20 grep -q ACTIVE /sys/class/infiniband/nvh0/ports/1/state || fail "$label: nvh0 not active again"
 	wait_for 90 iser_logged_in || fail "$label: the session did not reconnect: $(iscsiadm -m session -P 1 2>&1 | grep -i state)"
 	fio_verify "$label-after" 4M
-	note "$label: nvh0 deleted under fio (fio status $st), added back: the session reconnected and verifies"
+	note "$label: nvh0 deleted under fio (fio status $FIO_STATUS), added back: the session reconnected and verifies"
 }
 
 iser_logged_in() { iscsiadm -m session -P 1 2>/dev/null | grep -q "iSCSI Session State: LOGGED_IN"; }

@@ -30,6 +30,14 @@
 #                               it pushed with RDMA WRITE
 #   nfs_cleanup                 all of the above that is still up
 
+# nfs_test: what both NFS tests need, checked (skip otherwise), and their
+# cleanup.
+nfs_test() {
+	ksft_require_cmd nsenter
+	ksft_require_module rdma_rxe nfsd nfsv4 rpcrdma
+	ksft_cleanup "nfs_cleanup; (pp_teardown) >/dev/null 2>&1 || true"
+}
+
 NFS_PORT=20049
 NFS_EXPORT=${NFS_EXPORT:-/tmp/nfs-export}
 NFS_MNT=${NFS_MNT:-/mnt/nfs}

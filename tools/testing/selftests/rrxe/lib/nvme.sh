@@ -144,6 +144,25 @@ fio_seq_mbs() {
 	echo "$out" | tail -1 | awk -F';' -v rw="$1" '{ kb = (rw == "read") ? $7 : $48; printf "%.1f\n", kb / 1024 }'
 }
 
+# fio_under_delete LABEL DEV: random 64 KiB writes (queue depth 16, time
+# based, at most 120 s) to BLKDEV in the background; once they reach the
+# disk, `rdma link delete DEV`; then waits for fio, which must end within
+# its 120 s (not hang).  FIO_STATUS is its exit status; FIO_BG is its pid
+# while it runs (a cleanup kills it).
+FIO_BG=
+fio_under_delete() {
+	local label=$1 dev=$2
+	timeout 120 fio --name=disrupt --filename="$BLKDEV" --rw=randwrite --bs=64k --size=64M \
+		--direct=1 --ioengine=libaio --iodepth=16 --time_based --runtime=60 >/tmp/disrupt-fio.log 2>&1 &
+	FIO_BG=$!
+	nvme_io_moving || fail "$label: fio's writes do not reach $BLKDEV"
+	rdma link delete "$dev" || fail "$label: rdma link delete $dev"
+	FIO_STATUS=0
+	wait "$FIO_BG" || FIO_STATUS=$?
+	FIO_BG=
+	((FIO_STATUS != 124)) || fail "$label: fio still running 120 s after $dev was deleted"
+}
+
 # Best effort, after a failure: no controller, target, module or veth of
 # these helpers left.
 nvme_cleanup() {

@@ -30,3 +30,16 @@ pair_get() {
 	[ -e "$RRXE_PAIR/$SCEN.$1.$PEER.val" ] || fail "VM $PEER published no '$1'"
 	cat "$RRXE_PAIR/$SCEN.$1.$PEER.val"
 }
+
+# pair_dev_up DEV DRV: driver DRV loaded and its device DEV on eth0 (the
+# wire), port active.  pair_dev_down DEV DRV: the device deleted and the
+# module unloaded.
+pair_dev_up() {
+	modprobe "rdma_$2"
+	rdma link add "$1" type "$2" netdev eth0
+	wait_for 20 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" || fail "$1 ($2) not active"
+}
+pair_dev_down() {
+	rdma link delete "$1"
+	timeout 60 rmmod "rdma_$2" || fail "rmmod rdma_$2 after the teardown failed"
+}

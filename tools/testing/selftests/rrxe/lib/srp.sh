@@ -146,7 +146,7 @@ srp_logout() {
 }
 
 srp_cleanup() {
-	[ -z "$SRP_FIO" ] || kill "$SRP_FIO" 2>/dev/null || true
+	[ -z "$FIO_BG" ] || kill "$FIO_BG" 2>/dev/null || true
 	(srp_logout) 2>/dev/null || true
 	modprobe -r ib_srp 2>/dev/null || true
 	(srp_target_down) 2>/dev/null || true
@@ -179,19 +179,11 @@ srp_pairing() {
 # srp_disrupt LABEL: `rdma link delete` of the initiator's device sri0
 # under fio: ib_srp removes the SCSI host, fio ends with I/O errors (not a
 # hang) within 120 s, and the remote port is gone.
-SRP_FIO=
 srp_disrupt() {
-	local label=$1 st=0
-	timeout 120 fio --name=disrupt --filename="$BLKDEV" --rw=randwrite --bs=64k --size=64M \
-		--direct=1 --ioengine=libaio --iodepth=16 --time_based --runtime=60 >/tmp/srp-fio.log 2>&1 &
-	SRP_FIO=$!
-	nvme_io_moving || fail "$label: fio's writes do not reach $BLKDEV"
-	rdma link delete sri0 || fail "$label: rdma link delete sri0"
-	wait "$SRP_FIO" || st=$?
-	SRP_FIO=
-	((st != 124)) || fail "$label: fio still running 120 s after sri0 was deleted"
-	((st != 0)) || fail "$label: fio reported no error although its disk's device went away"
+	local label=$1
+	fio_under_delete "$label" sri0
+	((FIO_STATUS != 0)) || fail "$label: fio reported no error although its disk's device went away"
 	wait_for 30 test ! -e "/sys/class/scsi_host/host$SRP_HOST" || fail "$label: SCSI host $SRP_HOST stayed after sri0 went"
 	SRP_HOST=
-	note "$label: sri0 deleted under fio: fio ended with I/O errors (status $st), the SCSI host went"
+	note "$label: sri0 deleted under fio: fio ended with I/O errors (status $FIO_STATUS), the SCSI host went"
 }

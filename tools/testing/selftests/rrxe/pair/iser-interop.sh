@@ -33,9 +33,7 @@ pairing() { # target-driver initiator-driver
 	local tgt=$1 ini=$2 mine dev=pi$ROLE label="target $1, initiator $2" sum
 	SCEN_PART=$1-$2
 	if [ "$ROLE" = a ]; then mine=$tgt; else mine=$ini; fi
-	modprobe "rdma_$mine"
-	rdma link add "$dev" type "$mine" netdev eth0
-	wait_for 20 grep -q ACTIVE "/sys/class/infiniband/$dev/ports/1/state" || fail "$dev ($mine) not active"
+	pair_dev_up "$dev" "$mine"
 	if [ "$ROLE" = a ]; then
 		iser_target_up "$MY_IP"
 		pair_sync "$SCEN_PART-target-up"
@@ -58,8 +56,7 @@ pairing() { # target-driver initiator-driver
 		wait_for 30 modprobe -r ib_iser || fail "$label: ib_iser does not unload"
 		pair_sync "$SCEN_PART-logged-out" 300
 	fi
-	rdma link delete "$dev"
-	timeout 60 rmmod "rdma_$mine" || fail "rmmod rdma_$mine after the teardown failed"
+	pair_dev_down "$dev" "$mine"
 	pair_sync "$SCEN_PART-clean"
 }
 

@@ -63,9 +63,7 @@ pairing() { # target-driver host-driver
 	SCEN_PART=$1-$2
 	[ "$RRXE_TEST_LEVEL" != full ] || [ "$host" != rrxe ] || lossy=true
 	if [ "$ROLE" = a ]; then mine=$tgt; else mine=$host; fi
-	modprobe "rdma_$mine"
-	rdma link add "$dev" type "$mine" netdev eth0
-	wait_for 20 grep -q ACTIVE "/sys/class/infiniband/$dev/ports/1/state" || fail "$dev ($mine) not active"
+	pair_dev_up "$dev" "$mine"
 	if [ "$ROLE" = a ]; then
 		nvme_target_up "$MY_IP"
 		pair_sync "$SCEN_PART-target-up"
@@ -120,8 +118,7 @@ pairing() { # target-driver host-driver
 	# resent or refused what when the host's queues reconnected.
 	note "$label: $mine on VM $ROLE counted $(rdma statistic show link "$dev/1" | tr -s ' ' '\n' |
 		paste - - | awk '$1 != "link" && $2 != 0 { printf "%s %s ", $1, $2 }')"
-	rdma link delete "$dev"
-	timeout 60 rmmod "rdma_$mine" || fail "rmmod rdma_$mine after the teardown failed"
+	pair_dev_down "$dev" "$mine"
 	pair_sync "$SCEN_PART-clean"
 }
 

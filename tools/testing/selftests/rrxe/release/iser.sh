@@ -27,7 +27,7 @@ fio_verify iser-rrxe "$SIZE"
 # The disruption waits out the session's replacement timeout: make
 # test-full only (srp.sh and nfs-rdma.sh delete devices under I/O in make
 # test).
-[ "$RRXE_TEST_LEVEL" != full ] || iser_disrupt "iser rrxe" 10.79.0.2 rrxe
+[ "$RRXE_TEST_LEVEL" != full ] || iser_disrupt "iser rrxe" rrxe
 iser_logout 10.79.0.2
 iser_target_down
 nvme_veth_down

@@ -12,11 +12,9 @@
 # write that succeeded reads back byte-exact, new writes go through.
 # Last, the modules unload.
 . "$(dirname "$0")/../lib/ksft.sh"
-ksft_require_cmd nsenter
-ksft_require_module rdma_rxe nfsd nfsv4 rpcrdma
 . "$RRXE_LIB/pingpong.sh"
 . "$RRXE_LIB/nfs.sh"
-ksft_cleanup "nfs_cleanup; (pp_teardown) >/dev/null 2>&1 || true"
+nfs_test
 
 # make test: across drivers only (debug/nfs-rdma.sh runs rrxe to rrxe
 # and a disruption there, under KASAN); make test-full: all of it.
