@@ -19,7 +19,6 @@ else
 	nfs_pairing rrxe rrxe disrupt
 fi
 if ! debug_quick && c_rxe_half; then
-	nfs_pairing rrxe rxe
-	nfs_pairing rxe rrxe
+	nfs_both_ways rrxe rxe
 fi
 nfs_unload

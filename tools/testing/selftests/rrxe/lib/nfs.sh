@@ -21,6 +21,7 @@
 #   nfs_server_up NS CLIENT_IP  nfsd in NS, exporting NFS_EXPORT (a fresh
 #                               directory on the VM's /tmp tmpfs) as the
 #                               NFSv4 root to CLIENT_IP, read-write
+#                               (nfs_server_start, then nfs_server_ready)
 #   nfs_server_down NS          stops it and empties its caches
 #   nfs_mount NS SERVER_IP      mounts SERVER_IP:/ on NFS_MNT from NS
 #   nfs_umount                  unmounts NFS_MNT (waits out a busy mount)
@@ -42,9 +43,9 @@ NFS_PORT=20049
 NFS_EXPORT=${NFS_EXPORT:-/tmp/nfs-export}
 NFS_MNT=${NFS_MNT:-/mnt/nfs}
 NFS_DOMAIN=rrxe-nfs-client
-NFS_SERVER_NS=
 NFS_THREADS=${NFS_THREADS:-4}
-# file sizes nfs_pairing writes and reads: inline (1 KiB) and chunked
+# file sizes nfs_pairing and nfs_both_ways write and read: inline (1 KiB)
+# and chunked
 NFS_SIZES=${NFS_SIZES:-"1024 65536 1048576 8388608"}
 # nfsd's export flags (include/uapi/linux/nfsd/export.h): INSECURE_PORT
 # (0x2: RPC-over-RDMA has no reserved source ports), NOSUBTREECHECK
@@ -58,14 +59,13 @@ nfs_cache() {
 		fail "nfsd cache $2 refused: $3"
 }
 
-nfs_server_up() {
+nfs_server_start() {
 	local ns=$1 client=$2 fs expiry
 	modprobe nfsd
 	modprobe rpcrdma
 	fs=/run/rrxe-nfsd.$ns
 	mkdir -p "$fs" "$NFS_EXPORT"
 	in_netns "$ns" mount -t nfsd nfsd "$fs" || fail "mount nfsd filesystem for $ns"
-	NFS_SERVER_NS=$ns
 	echo "-3 +4 -4.0 +4.1 +4.2" >"$fs/versions"
 	echo 10 >"$fs/nfsv4leasetime"
 	echo 10 >"$fs/nfsv4gracetime"
@@ -75,10 +75,21 @@ nfs_server_up() {
 	nfs_cache "$ns" nfsd.fh "$NFS_DOMAIN 1 \\x00000000 $expiry $NFS_EXPORT"
 	nfs_cache "$ns" nfsd.export "$NFS_DOMAIN $NFS_EXPORT $expiry $NFS_EXPORT_FLAGS 65534 65534 0"
 	echo "$NFS_THREADS" >"$fs/threads"
-	# The grace period (10 s, the least nfsd takes) refuses OPENs; without
-	# a client tracker (nfsdcld) it cannot be ended early.
-	wait_for 40 grep -qx Y "$fs/v4_end_grace" || fail "nfsd: the grace period did not end"
-	grep -q "rdma $NFS_PORT" "$fs/portlist" || fail "nfsd: portlist lacks rdma $NFS_PORT: $(cat "$fs/portlist")"
+}
+
+# nfs_server_ready NS: waits out the grace period of NS's nfsd (10 s, the
+# least nfsd takes), which refuses OPENs; without a client tracker
+# (nfsdcld) it cannot be ended early.  Servers started together wait it
+# out together.
+nfs_server_ready() {
+	local fs=/run/rrxe-nfsd.$1
+	wait_for 40 grep -qx Y "$fs/v4_end_grace" || fail "nfsd in $1: the grace period did not end"
+	grep -q "rdma $NFS_PORT" "$fs/portlist" || fail "nfsd in $1: portlist lacks rdma $NFS_PORT: $(cat "$fs/portlist")"
+}
+
+nfs_server_up() {
+	nfs_server_start "$@"
+	nfs_server_ready "$1"
 }
 
 nfs_server_down() {
@@ -90,7 +101,6 @@ nfs_server_down() {
 		in_netns "$ns" bash -c "echo $now >/proc/net/rpc/$c/flush" || true
 	done
 	umount "$fs"
-	NFS_SERVER_NS=
 }
 
 nfs_mount() {
@@ -243,6 +253,31 @@ nfs_pairing() {
 	esac
 	nfs_umount
 	nfs_server_down ppA
+	pp_teardown
+}
+
+# nfs_both_ways DRV_A DRV_B: DRV_A's device ppa0 (ppA, 10.77.0.1) and
+# DRV_B's ppb0 (ppB, 10.77.0.2), an nfsd in each namespace (started
+# together, so their grace periods overlap); ppB's client mounts ppA's
+# export, then ppA's client ppB's: nfs_files with NFS_SIZES each way on
+# one pair of devices.
+nfs_both_ways() {
+	local a=$1 b=$2
+	pp_setup_pair "$a" "$b"
+	nfs_server_start ppA 10.77.0.2
+	nfs_server_start ppB 10.77.0.1
+	nfs_server_ready ppA
+	nfs_server_ready ppB
+	nfs_mount ppB 10.77.0.1
+	# shellcheck disable=SC2086
+	nfs_files "$a->$b" $NFS_SIZES
+	nfs_umount
+	nfs_mount ppA 10.77.0.2
+	# shellcheck disable=SC2086
+	nfs_files "$b->$a" $NFS_SIZES
+	nfs_umount
+	nfs_server_down ppA
+	nfs_server_down ppB
 	pp_teardown
 }
 
