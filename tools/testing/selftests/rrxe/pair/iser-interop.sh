@@ -43,6 +43,7 @@ pairing() { # target-driver initiator-driver
 			fail "$label: the initiator's disk and the target's backing file differ"
 		note "$label: the first 16 MiB agree on both VMs ($sum)"
 		pair_sync "$SCEN_PART-logged-out" 300
+		iser_target_idle
 		iser_target_down
 		wait_for 30 modprobe -r ib_isert iscsi_target_mod target_core_file target_core_mod ||
 			fail "$label: the target's modules do not unload: $(lsmod | grep -E 'isert|iscsi|target')"

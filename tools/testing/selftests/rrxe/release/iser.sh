@@ -29,6 +29,7 @@ fio_verify iser-rrxe "$SIZE"
 # test).
 [ "$RRXE_TEST_LEVEL" != full ] || iser_disrupt "iser rrxe" rrxe
 iser_logout 10.79.0.2
+iser_target_idle
 iser_target_down
 nvme_veth_down
 wait_for 30 modprobe -r ib_iser ib_isert iscsi_target_mod target_core_file target_core_mod ||
