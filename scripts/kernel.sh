@@ -109,7 +109,9 @@ build() {
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$KDIR/arch/x86/boot/bzImage" ]; then
 		return
 	fi
-	step "building kernel $KEY (make -j$JOBS; cold: 6-10 min on 2 cores)"
+	local cold="8-9 min"
+	if [ "$FLAVOR" = debug ]; then cold="15 min"; fi
+	step "building kernel $KEY (make -j$JOBS; cold: about $cold on 2 cores)"
 	local t0=$SECONDS
 	# shellcheck disable=SC2086
 	make -C "$KDIR" -s $KMAKE_FLAGS -j"$JOBS" bzImage modules
