@@ -33,7 +33,7 @@ for x in A:a:1 B:b:2; do
 	run ip netns exec "demo$ns" rdma link add "rrxe$dev" type rrxe netdev "v$dev"
 done
 run rdma link show
-wait_for 20 pp_port_active rrxea && wait_for 20 pp_port_active rrxeb || fail "ports not ACTIVE"
+wait_for 20 port_active rrxea && wait_for 20 port_active rrxeb || fail "ports not ACTIVE"
 ga=$(pp_gid_index rrxea 10.99.0.1) && gb=$(pp_gid_index rrxeb 10.99.0.2) || fail "no RoCE v2 GIDs"
 
 bold "== 3. the stock librxe provider drives it (ibv_devinfo)"
@@ -75,7 +75,7 @@ done
 run modprobe rdma_rxe
 run ip netns exec demoC rdma link add rxec type rxe netdev vc
 run ip netns exec demoD rdma link add rxed type rxe netdev vd
-wait_for 20 pp_port_active rxec && wait_for 20 pp_port_active rxed || fail "C rxe ports not ACTIVE"
+wait_for 20 port_active rxec && wait_for 20 port_active rxed || fail "C rxe ports not ACTIVE"
 gc=$(pp_gid_index rxec 10.98.0.1) && gd=$(pp_gid_index rxed 10.98.0.2) || fail "no C rxe GIDs"
 pingpong rxec demoC "$gc" rxed demoD "$gd" 10.98.0.1
 rxe_mbit=$MBIT

@@ -111,7 +111,7 @@ note "target device deleted during I/O (in $tdel s): nvme disconnect took $tdisc
 nvme_target_down
 
 # 4. rmmod with a controller connected.
-wait_for 20 grep -q ACTIVE /sys/class/infiniband/nvt0/ports/1/state || fail "nvt0 not active again"
+wait_for 20 port_active nvt0 || fail "nvt0 not active again"
 nvme_target_up 10.79.0.2 2>/dev/null || true
 nvme_host_up 10.79.0.2
 fio_verify again "$AGAIN"

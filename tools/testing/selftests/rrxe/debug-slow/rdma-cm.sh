@@ -146,7 +146,7 @@ done
 ld=$(pc ppa0 link_downed)
 ip -n ppA link set vpa down
 ip -n ppA link set vpa up
-wait_for 10 pp_port_active ppa0 || fail "ppa0 not ACTIVE again"
+wait_for 10 port_active ppa0 || fail "ppa0 not ACTIVE again"
 [ "$(pc ppa0 link_downed)" -gt "$ld" ] || fail "link_downed did not count the link going down ($ld, then $(pc ppa0 link_downed))"
 note "link_downed: $ld, after a down/up $(pc ppa0 link_downed) (hw counter $(hw ppa0 link_downed))"
 pp_teardown

@@ -13,7 +13,7 @@ ksft_require_module rdma_rxe
 mkveth vrs0 vrs1
 modprobe rdma_rrxe
 rdma link add rs0 type rrxe netdev vrs0
-wait_for 20 grep -q ACTIVE /sys/class/infiniband/rs0/ports/1/state || fail "rs0 not active"
+wait_for 20 port_active rs0 || fail "rs0 not active"
 mtu=$(devinfo rs0 active_mtu | cut -d' ' -f1)
 dmesg -C
 modprobe rrxe_sample_client || fail "modprobe rrxe_sample_client"
@@ -51,7 +51,7 @@ rdma link add rk0 type rrxe netdev vkq0
 c_rxe_in_ns vkq1 rxk0
 ip netns exec nsrxe ip addr add 10.81.0.2/24 dev vkq1
 for d in rk0:10.81.0.1 rxk0:10.81.0.2; do
-	wait_for 20 pp_port_active "${d%%:*}" || fail "${d%%:*} not active"
+	wait_for 20 port_active "${d%%:*}" || fail "${d%%:*} not active"
 	pp_gid_index "${d%%:*}" "${d#*:}" >/dev/null || fail "${d%%:*} has no RoCE v2 GID for ${d#*:}"
 done
 sent0=$(cat /sys/class/infiniband/rk0/ports/1/hw_counters/sent_pkts)

@@ -176,7 +176,7 @@ iser_disrupt() {
 	local label=$1 drv=$2
 	fio_under_delete "$label" nvh0
 	rdma link add nvh0 type "$drv" netdev nvh || fail "$label: rdma link add nvh0 again"
-	wait_for 20 grep -q ACTIVE /sys/class/infiniband/nvh0/ports/1/state || fail "$label: nvh0 not active again"
+	wait_for 20 port_active nvh0 || fail "$label: nvh0 not active again"
 	wait_for 90 iser_logged_in || fail "$label: the session did not reconnect: $(iscsiadm -m session -P 1 2>&1 | grep -i state)"
 	fio_verify "$label-after" 4M
 	note "$label: nvh0 deleted under fio (fio status $FIO_STATUS), added back: the session reconnected and verifies"

@@ -93,6 +93,9 @@ poll_every() {
 	"$@"
 }
 
+# port_active DEV: port 1 of RDMA device DEV is ACTIVE (for wait_for).
+port_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null; }
+
 # wait_for SECS CMD...: waits up to SECS seconds for CMD to succeed,
 # trying ten times a second.
 wait_for() { local t=$1; shift; poll_every 0.1 $((t * 10)) "$@"; }

@@ -211,7 +211,7 @@ nfs_disrupt() {
 	wait_for 10 test ! -e "/sys/class/infiniband/$dev" || fail "$label: $dev not removed"
 	nap 1
 	pp_rdma_add "$ns" "$dev" "$drv" "$netdev" "$ip"
-	before=$(grep -c '^ok' /tmp/nfs-writer.log || true)
+	before=$(nfs_writer_oks)
 	wait_slow 150 nfs_writer_past $((before + 2)) ||
 		fail "$label: no two writes went through within 150 s after $dev came back: $(tail -2 /tmp/nfs-writer.log)"
 	touch /tmp/nfs-writer.stop
@@ -229,8 +229,10 @@ nfs_disrupt() {
 	rm -f "$NFS_MNT"/d.* /tmp/nfs-src.d /tmp/nfs-writer.log /tmp/nfs-writer.stop
 }
 
-# nfs_writer_past N: nfs_disrupt's writer has written N files.
-nfs_writer_past() { (($(grep -c '^ok' /tmp/nfs-writer.log) >= $1)); }
+# nfs_writer_oks: the files nfs_disrupt's writer has written so far;
+# nfs_writer_past N: at least N.
+nfs_writer_oks() { grep -c '^ok' /tmp/nfs-writer.log || true; }
+nfs_writer_past() { (($(nfs_writer_oks) >= $1)); }
 
 # nfs_pairing SRV_DRV CLI_DRV [disrupt|disrupt-client]: server (SRV_DRV
 # device ppa0, ppA, 10.77.0.1) and client (CLI_DRV device ppb0, ppB) on

@@ -36,7 +36,7 @@ nvme_veth_up() {
 	rdma link add nvh0 type "$drv" netdev nvh
 	rdma link add nvt0 type "$drv" netdev nvt
 	for d in nvh0 nvt0; do
-		wait_for 20 grep -q ACTIVE "/sys/class/infiniband/$d/ports/1/state" || fail "$d ($drv) not active"
+		wait_for 20 port_active "$d" || fail "$d ($drv) not active"
 	done
 }
 

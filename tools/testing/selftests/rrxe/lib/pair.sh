@@ -37,7 +37,7 @@ pair_get() {
 pair_dev_up() {
 	modprobe "rdma_$2"
 	rdma link add "$1" type "$2" netdev eth0
-	wait_for 20 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" || fail "$1 ($2) not active"
+	wait_for 20 port_active "$1" || fail "$1 ($2) not active"
 }
 pair_dev_down() {
 	rdma link delete "$1"

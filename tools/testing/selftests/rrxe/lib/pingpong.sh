@@ -35,11 +35,6 @@ pp_load() {
 	esac
 }
 
-# Port 1 of DEV is ACTIVE.
-pp_port_active() {
-	grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null
-}
-
 # Index of DEV's IPv4-mapped (::ffff:a.b.c.d) RoCE v2 GID, the one for IP
 # if given; waits up to SECS (20) for it: GIDs appear asynchronously after
 # the address is added.
@@ -88,7 +83,7 @@ pp_rdma_add() {
 	pp_load "$drv"
 	ip netns exec "$ns" rdma link add "$name" type "$drv" netdev "$netdev" ||
 		fail "rdma link add $name type $drv netdev $netdev (netns $ns)"
-	wait_for 20 pp_port_active "$name" || fail "$name: port not ACTIVE"
+	wait_for 20 port_active "$name" || fail "$name: port not ACTIVE"
 	pp_gid_index "$name" "$ip" >/dev/null || fail "$name: no GID for $ip"
 }
 

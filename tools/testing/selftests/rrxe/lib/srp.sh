@@ -38,7 +38,7 @@ srp_link_up() {
 	ip addr add "$SRP_TGT_IP/24" dev vst
 	pp_netdev_up srpI vsi "$SRP_INI_IP"
 	rdma link add srt0 type "$tgt" netdev vst || fail "rdma link add srt0 type $tgt netdev vst"
-	wait_for 20 pp_port_active srt0 || fail "srt0 ($tgt): port not ACTIVE"
+	wait_for 20 port_active srt0 || fail "srt0 ($tgt): port not ACTIVE"
 	pp_gid_index srt0 "$SRP_TGT_IP" >/dev/null || fail "srt0: no GID for $SRP_TGT_IP"
 	pp_rdma_add srpI sri0 "$ini" vsi "$SRP_INI_IP"
 }
