@@ -89,15 +89,12 @@ host-test: setup
 vm-test: module
 	@bash tools/testing/runner/vm-tests.sh $(FILTER)
 
-# Both flavors: the module is built against each kernel first.
+# Both flavors: run-all.sh builds each kernel and module (the debug one
+# while the release VM runs).
 test: setup
-	@$(MAKE) -s module FLAVOR=release
-	@$(MAKE) -s module FLAVOR=debug
 	@bash tools/testing/runner/run-all.sh quick $(FILTER)
 
 test-full: setup
-	@$(MAKE) -s module FLAVOR=release
-	@$(MAKE) -s module FLAVOR=debug
 	@bash tools/testing/runner/run-all.sh full $(FILTER)
 
 bench: module
