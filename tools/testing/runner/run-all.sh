@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make test` (quick) and `make test-full` (full): each flavor's kernel
 # and module built (the second in the background, below), the checks of
-# the tree itself (the flavor map in testing.rst current, no module using one of a
-# higher layer beyond the known list (layers.py), each kernel's .config
+# the tree itself (the flavor map in testing.rst current, no module using
+# one of a higher layer beyond the known list (layers.py), each kernel's .config
 # holding the selftests' config), the host tests, then one VM boot per
 # kernel flavor (release, then debug: KASAN, lockdep, kmemleak) with the
 # KUnit suites and the selftests that run
@@ -52,7 +52,8 @@ check() {
 # --idle: they run only on a host CPU that nothing else wants) while the
 # checks, the host tests and the first flavor's VM run: a TCG guest keeps
 # about one of the two host cores busy, so a cold kernel build fills the
-# other.  A flavor's VM waits for its build; a failed build fails that
+# other (its memory traffic still slows the guest: testing.rst, "Time
+# budget").  A flavor's VM waits for its build; a failed build fails that
 # flavor, with the build's output.
 bg_builds=()
 build_pid=()
@@ -158,7 +159,7 @@ vm_pair() {
 # while the debug kernel builds.  (Running two boots side by side was
 # tried: no faster on two host cores, and guests stalled long enough for
 # tests with RC retry budgets to fail now and then.  A build at idle
-# priority takes only what the guests leave.)
+# priority takes only the CPU time the guests leave.)
 pair_on() { has_flavor "$1" && { [ "$1" = release ] || [ "$level" = full ]; }; }
 t1=$SECONDS
 for flavor in $flavors; do
