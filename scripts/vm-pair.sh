@@ -37,13 +37,31 @@ mkdir -p "$OUT/a" "$OUT/b" "$OUT/pair"
 # old lossy UDP wire, two ports, for investigations).
 wire=${VM_PAIR_WIRE:-tcp}
 case $wire in tcp | udp) ;; *) die "VM_PAIR_WIRE: '$wire' is not tcp or udp" ;; esac
-free_port() { python3 -c "import socket; s = socket.socket(type=socket.SOCK_$1); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
-port=$(free_port STREAM) && uport=$(free_port DGRAM) || die "no free port on 127.0.0.1 for the wire"
+# free_ports TYPE N: N distinct free ports of socket TYPE (STREAM, DGRAM).
+free_ports() {
+	python3 -c "import socket
+s = [socket.socket(type=socket.SOCK_$1) for _ in range($2)]
+for x in s: x.bind(('127.0.0.1', 0))
+print(*(x.getsockname()[1] for x in s))"
+}
+if [ "$wire" = udp ]; then
+	read -r port uport < <(free_ports DGRAM 2)
+else
+	read -r port < <(free_ports STREAM 1)
+fi
+[ -n "${port:-}" ] || die "no free port on 127.0.0.1 for the wire"
 
 pids=()
+# kill_tree PID: PID and everything below it (a VM still running when the
+# other could not start: its vm-run.sh and qemu).
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill "$1" 2>/dev/null || true
+}
 cleanup() {
 	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do kill_tree "$p"; done
 	if [ $own_out = 1 ]; then rm -rf "$OUT"; fi
 	return 0
 }
@@ -65,11 +83,11 @@ run_one a "$1" "$nic_a" 52:54:00:80:00:01 &
 pids+=($!)
 # qemu's connecting end gives up at once if nobody listens yet.
 for ((i = 0; i < 300; i++)); do
-	[ "$wire" = udp ] || [ -z "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] || break
+	[ "$wire" = udp ] || [ -z "$(ss -Hltn "src 127.0.0.1:$port" 2>/dev/null)" ] || break
 	kill -0 "${pids[0]}" 2>/dev/null || break
 	sleep 0.1
 done
-[ "$wire" = udp ] || [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] ||
+[ "$wire" = udp ] || [ -n "$(ss -Hltn "src 127.0.0.1:$port" 2>/dev/null)" ] ||
 	die "VM a's qemu is not listening on 127.0.0.1:$port for the wire (its output above)"
 run_one b "$2" "$nic_b" 52:54:00:80:00:02 &
 pids+=($!)

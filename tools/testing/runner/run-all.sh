@@ -25,6 +25,12 @@ for flavor in $flavors; do
 	case $flavor in release | debug) ;; *) echo "RRXE_FLAVORS: '$flavor' is not release or debug" >&2; exit 2 ;; esac
 done
 has_flavor() { [[ " $flavors " == *" $1 "* ]]; }
+# Each flavor once, release first (its kernel is the one built before
+# anything runs; see below).
+norm=
+for flavor in release debug; do has_flavor "$flavor" && norm+="$flavor "; done
+flavors=${norm% }
+[ -n "$flavors" ] || { echo "RRXE_FLAVORS: no flavor given" >&2; exit 2; }
 export RRXE_OUT=${RRXE_OUT:-$top/out/test}
 export RRXE_TEST_LEVEL=$level
 rm -rf "$RRXE_OUT" && mkdir -p "$RRXE_OUT"
@@ -70,7 +76,7 @@ trap 'exit 130' INT TERM
 build_bg() {
 	local flavor=$1 idle=(chrt --idle 0)
 	command -v chrt >/dev/null || idle=(nice -n 19)
-	echo "== $flavor kernel and module: building in the background at idle priority (log: $RRXE_OUT/build-$flavor.log)"
+	echo "== $flavor kernel and module: building in the background (${idle[*]}; log: $RRXE_OUT/build-$flavor.log)"
 	setsid -w "${idle[@]}" make -s -C "$top" module FLAVOR="$flavor" >"$RRXE_OUT/build-$flavor.log" 2>&1 </dev/null &
 	build_pid[$((${#bg_builds[@]}))]=$!
 	build_t0[$((${#bg_builds[@]}))]=$SECONDS
