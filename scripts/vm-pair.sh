@@ -81,14 +81,16 @@ else
 fi
 run_one a "$1" "$nic_a" 52:54:00:80:00:01 &
 pids+=($!)
-# qemu's connecting end gives up at once if nobody listens yet.
-for ((i = 0; i < 300; i++)); do
-	[ "$wire" = udp ] || [ -z "$(ss -Hltn "src 127.0.0.1:$port" 2>/dev/null)" ] || break
-	kill -0 "${pids[0]}" 2>/dev/null || break
-	sleep 0.1
-done
-[ "$wire" = udp ] || [ -n "$(ss -Hltn "src 127.0.0.1:$port" 2>/dev/null)" ] ||
-	die "VM a's qemu is not listening on 127.0.0.1:$port for the wire (its output above)"
+# qemu's connecting end gives up at once if nobody listens yet: VM b
+# starts once VM a's qemu listens (30 s at most, or until VM a ends).
+if [ "$wire" = tcp ]; then
+	listening() { [ -n "$(ss -Hltn "src 127.0.0.1:$port" 2>/dev/null)" ]; }
+	for ((i = 0; i < 300; i++)); do
+		listening || ! kill -0 "${pids[0]}" 2>/dev/null && break
+		sleep 0.1
+	done
+	listening || die "VM a's qemu is not listening on 127.0.0.1:$port for the wire (its output above)"
+fi
 run_one b "$2" "$nic_b" 52:54:00:80:00:02 &
 pids+=($!)
 rca=0 rcb=0

@@ -3,8 +3,8 @@
 # `make test` (quick) and `make test-full` (full): each flavor's kernel
 # and module built (the second in the background, below), the checks of
 # the tree itself (the flavor map in testing.rst current, no module using
-# one of a higher layer beyond the known list (layers.py), each kernel's .config
-# holding the selftests' config), the host tests, then one VM boot per
+# one of a higher layer beyond the known list (layers.py), each kernel's
+# .config holding the selftests' config), the host tests, then one VM boot per
 # kernel flavor (release, then debug: KASAN, lockdep, kmemleak) with the
 # KUnit suites and the selftests that run
 # there, then the two-VM selftests (release; both flavors in full).  Prints a line per test with its
@@ -61,12 +61,12 @@ check() {
 # other (its memory traffic still slows the guest: testing.rst, "Time
 # budget").  A flavor's VM waits for its build; a failed build fails that
 # flavor, with the build's output.
-bg_builds=()
-build_pid=()
-build_t0=()
+# Per flavor: the background build's process group and start, or that
+# the flavor's build failed.
+declare -A build_pid build_t0 build_failed
 stop_builds() {
 	local pid
-	for pid in "${build_pid[@]}"; do [ -z "$pid" ] || kill -- "-$pid" 2>/dev/null; done
+	for pid in "${build_pid[@]}"; do kill -- "-$pid" 2>/dev/null; done
 }
 trap stop_builds EXIT
 trap 'exit 130' INT TERM
@@ -78,21 +78,20 @@ build_bg() {
 	command -v chrt >/dev/null || idle=(nice -n 19)
 	echo "== $flavor kernel and module: building in the background (${idle[*]}; log: $RRXE_OUT/build-$flavor.log)"
 	setsid -w "${idle[@]}" make -s -C "$top" module FLAVOR="$flavor" >"$RRXE_OUT/build-$flavor.log" 2>&1 </dev/null &
-	build_pid[$((${#bg_builds[@]}))]=$!
-	build_t0[$((${#bg_builds[@]}))]=$SECONDS
-	bg_builds+=("$flavor")
+	build_pid[$flavor]=$!
+	build_t0[$flavor]=$SECONDS
 }
 
 # built FLAVOR: FLAVOR's kernel and module are ready (its background build
 # waited for); checks that the kernel's .config holds the selftests'
 # config.  False, with the reason printed and counted, if the build failed.
 built() {
-	local flavor=$1 i rc=0 t=$SECONDS kconfig
-	for i in "${!bg_builds[@]}"; do
-		[ "${bg_builds[$i]}" = "$flavor" ] || continue
-		wait "${build_pid[$i]}" || rc=$?
-		build_pid[i]=
-		times+=("$flavor build $((SECONDS - build_t0[i])) s (background; waited $((SECONDS - t)) s)")
+	local flavor=$1 rc=0 t=$SECONDS kconfig
+	[ -z "${build_failed[$flavor]:-}" ] || return 1
+	if [ -n "${build_pid[$flavor]:-}" ]; then
+		wait "${build_pid[$flavor]}" || rc=$?
+		unset "build_pid[$flavor]"
+		times+=("$flavor build $((SECONDS - build_t0[$flavor])) s (background; waited $((SECONDS - t)) s)")
 		if [ "$rc" != 0 ]; then
 			fail=$((fail + 1))
 			echo "  FAIL  host     build ($flavor): make module FLAVOR=$flavor exited $rc; its output:"
@@ -100,7 +99,7 @@ built() {
 			return 1
 		fi
 		sed 's/^/  /' "$RRXE_OUT/build-$flavor.log"
-	done
+	fi
 	kconfig=$(FLAVOR=$flavor bash -c ". '$top/scripts/lib.sh' && echo \$KDIR")/.config
 	check "config ($flavor)" bash "$here/check-config.sh" "$kconfig"
 }
@@ -110,7 +109,7 @@ echo "== $first kernel and module"
 if ! make -s -C "$top" module FLAVOR="$first"; then
 	fail=$((fail + 1))
 	echo "  FAIL  host     build ($first): make module FLAVOR=$first failed (output above)"
-	first_failed=1
+	build_failed[$first]=1
 fi
 for flavor in $flavors; do [ "$flavor" = "$first" ] || build_bg "$flavor"; done
 
@@ -169,7 +168,7 @@ vm_pair() {
 pair_on() { has_flavor "$1" && { [ "$1" = release ] || [ "$level" = full ]; }; }
 t1=$SECONDS
 for flavor in $flavors; do
-	if { [ "$flavor" = "$first" ] && [ -n "${first_failed:-}" ]; } || ! built "$flavor"; then
+	if ! built "$flavor"; then
 		echo "== no VM on the $flavor kernel: it did not build (counted once, above)"
 		mkdir -p "$RRXE_OUT/$flavor" "$RRXE_OUT/pair-$flavor"
 		echo "KUNIT_PASS=0 KUNIT_FAIL=0 VM_PASS=0 VM_FAIL=0 VM_SKIP=0" >"$RRXE_OUT/$flavor/counts"
