@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make test` (quick) and `make test-full` (full): each flavor's kernel
-# and module built (the second in the background, below), the checks of
-# the tree itself (the flavor map in testing.rst current, no module using
-# one of a higher layer beyond the known list (layers.py), each kernel's
-# .config holding the selftests' config), the host tests, then one VM boot per
-# kernel flavor (release, then debug: KASAN, lockdep, kmemleak) with the
-# KUnit suites and the selftests that run
-# there, then the two-VM selftests (release; both flavors in full).  Prints a line per test with its
-# flavor, time and the reason for a skip or failure, and ends with the
-# single line `N passed, N failed, N skipped` summing all of them.
+# and module built (the second in the background, below), then one VM
+# boot per kernel flavor (release, then debug: KASAN, lockdep, kmemleak)
+# with the KUnit suites and the selftests that run there, and the two-VM
+# selftests (release; both flavors in full); beside the last boot, the
+# checks of the tree and the host tests (host-checks.sh).  Prints a line
+# per test with its flavor, time and the reason for a skip or failure,
+# and ends with the single line `N passed, N failed, N skipped` summing
+# all of them.
 #   run-all.sh [quick|full] [filter]   (filter: parts of DIR/TEST.sh, comma-separated)
 # RRXE_FLAVORS (default "release debug") limits the boots to some flavors,
 # e.g. make test-full RRXE_FLAVORS=release (the debug kernel's full sizes
@@ -38,60 +37,59 @@ t0=$SECONDS
 pass=0 fail=0 skip=0
 times=()
 
-# check NAME CMD...: one pass or fail of the tree's own checks.
-check() {
-	local name=$1 out t=$SECONDS
+# shellcheck disable=SC1091
+. "$here/check.sh"
+
+# Work that runs beside the VMs, at idle priority (chrt --idle: only on a
+# host CPU that nothing else wants), each in its own session so that
+# stop_background can end all of it; NAME's output in $RRXE_OUT/NAME.log.
+# Per NAME: the process group and its start.
+declare -A bg_pid bg_t0
+stop_background() {
+	local pid
+	for pid in "${bg_pid[@]}"; do kill -- "-$pid" 2>/dev/null; done
+}
+trap stop_background EXIT
+trap 'exit 130' INT TERM
+
+# background NAME CMD...: starts CMD beside what follows.
+background() {
+	local name=$1 idle=(chrt --idle 0)
 	shift
-	if out=$("$@" 2>&1); then
-		pass=$((pass + 1))
-		printf '  PASS  %-7s  %-38s %7s s  %s\n' host "$name" "$((SECONDS - t))" "$(tail -1 <<<"$out")"
-	else
-		fail=$((fail + 1))
-		printf '  FAIL  %-7s  %-38s %7s s\n' host "$name" "$((SECONDS - t))"
-		sed 's/^/      /' <<<"$out"
-	fi
+	command -v chrt >/dev/null || idle=(nice -n 19)
+	setsid -w "${idle[@]}" "$@" >"$RRXE_OUT/$name.log" 2>&1 </dev/null &
+	bg_pid[$name]=$!
+	bg_t0[$name]=$SECONDS
+}
+
+# waited NAME: waits for NAME to end; its exit status.  Notes its time and
+# how long the wait was.
+waited() {
+	local name=$1 rc=0 t=$SECONDS
+	wait "${bg_pid[$name]}" || rc=$?
+	unset "bg_pid[$name]"
+	times+=("$name $((SECONDS - bg_t0[$name])) s (background; waited $((SECONDS - t)) s)")
+	return $rc
 }
 
 # The kernels and modules (make module FLAVOR=...; cached, so a warm run
 # only rebuilds the module).  The first flavor's is built before anything
-# runs.  The others build in the background at idle priority (chrt
-# --idle: they run only on a host CPU that nothing else wants) while the
-# checks, the host tests and the first flavor's VM run: a TCG guest keeps
-# about one of the two host cores busy, so a cold kernel build fills the
-# other (its memory traffic still slows the guest: testing.rst, "Time
-# budget").  A flavor's VM waits for its build; a failed build fails that
-# flavor, with the build's output.
-# Per flavor: the background build's process group and start, or that
-# the flavor's build failed.
-declare -A build_pid build_t0 build_failed
-stop_builds() {
-	local pid
-	for pid in "${build_pid[@]}"; do kill -- "-$pid" 2>/dev/null; done
-}
-trap stop_builds EXIT
-trap 'exit 130' INT TERM
-
-# build_bg FLAVOR: start FLAVOR's build in its own session (so stop_builds
-# can end all of it); output in $RRXE_OUT/build-FLAVOR.log.
-build_bg() {
-	local flavor=$1 idle=(chrt --idle 0)
-	command -v chrt >/dev/null || idle=(nice -n 19)
-	echo "== $flavor kernel and module: building in the background (${idle[*]}; log: $RRXE_OUT/build-$flavor.log)"
-	setsid -w "${idle[@]}" make -s -C "$top" module FLAVOR="$flavor" >"$RRXE_OUT/build-$flavor.log" 2>&1 </dev/null &
-	build_pid[$flavor]=$!
-	build_t0[$flavor]=$SECONDS
-}
+# runs.  The others build in the background while the first flavor's VM
+# runs: a TCG guest keeps about one of the two host cores busy, so a cold
+# kernel build fills the other (its memory traffic still slows the guest:
+# testing.rst, "Time budget").  A flavor's VM waits for its build; a
+# failed build fails that flavor, with the build's output.  Per flavor:
+# that its build failed.
+declare -A build_failed
 
 # built FLAVOR: FLAVOR's kernel and module are ready (its background build
 # waited for); checks that the kernel's .config holds the selftests'
 # config.  False, with the reason printed and counted, if the build failed.
 built() {
-	local flavor=$1 rc=0 t=$SECONDS kconfig
+	local flavor=$1 rc=0 kconfig
 	[ -z "${build_failed[$flavor]:-}" ] || return 1
-	if [ -n "${build_pid[$flavor]:-}" ]; then
-		wait "${build_pid[$flavor]}" || rc=$?
-		unset "build_pid[$flavor]"
-		times+=("$flavor build $((SECONDS - build_t0[$flavor])) s (background; waited $((SECONDS - t)) s)")
+	if [ -n "${bg_pid[build-$flavor]:-}" ]; then
+		waited "build-$flavor" || rc=$?
 		if [ "$rc" != 0 ]; then
 			fail=$((fail + 1))
 			echo "  FAIL  host     build ($flavor): make module FLAVOR=$flavor exited $rc; its output:"
@@ -104,6 +102,24 @@ built() {
 	check "config ($flavor)" bash "$here/check-config.sh" "$kconfig"
 }
 
+# The checks of the tree and the host tests (host-checks.sh) run beside
+# the last VM boot, the debug one in make test, whose guest leaves about
+# 40% of the two host cores idle (most of its tests run one process at a
+# time); before this they ran first and added a minute to every run.
+# host_checks_start, host_checks_end: start them; wait, print, count.
+host_checks_start() {
+	echo "== checks of the tree and host tests: running beside the next VM boot (log: $RRXE_OUT/host-checks.log)"
+	background host-checks env RRXE_FLAVORS="$flavors" bash "$here/host-checks.sh" "$level"
+}
+host_checks_end() {
+	local CHECKS_PASS=0 CHECKS_FAIL=1
+	waited host-checks
+	cat "$RRXE_OUT/host-checks.log"
+	# shellcheck disable=SC1091
+	[ -f "$RRXE_OUT/host-checks.counts" ] && . "$RRXE_OUT/host-checks.counts"
+	pass=$((pass + CHECKS_PASS)) fail=$((fail + CHECKS_FAIL))
+}
+
 first=${flavors%% *}
 echo "== $first kernel and module"
 if ! make -s -C "$top" module FLAVOR="$first"; then
@@ -111,28 +127,11 @@ if ! make -s -C "$top" module FLAVOR="$first"; then
 	echo "  FAIL  host     build ($first): make module FLAVOR=$first failed (output above)"
 	build_failed[$first]=1
 fi
-for flavor in $flavors; do [ "$flavor" = "$first" ] || build_bg "$flavor"; done
-
-echo "== checks of the tree"
-check flavor-map bash "$here/flavor-map.sh" --check "$top/Documentation/rrxe/testing.rst"
-check layers python3 "$here/layers.py"
-check rustfmt bash "$here/rustfmt-check.sh"
-check clippy bash "$here/clippy-check.sh"
-check docs bash "$here/docs-check.sh"
-# The in-tree build (Kconfig, CONFIG_RDMA_RRXE=m): its own configuration,
-# so a rebuild of the Rust crates; full runs only.
-if [ "$level" = full ] && has_flavor release; then
-	check "in-tree build" bash "$here/intree-build.sh"
-fi
-
-echo "== host tests (cargo test of the protocol core and roce-flood; the scripts' failure reporting; the benchmark's statistics)"
-t1=$SECONDS
-bash "$here/host-tests.sh"
-HOST_PASS=0 HOST_FAIL=1
-# shellcheck disable=SC1091
-[ -f "$RRXE_OUT/host.counts" ] && . "$RRXE_OUT/host.counts"
-pass=$((pass + HOST_PASS)) fail=$((fail + HOST_FAIL))
-times+=("host $((SECONDS - t1)) s")
+for flavor in $flavors; do
+	[ "$flavor" = "$first" ] && continue
+	echo "== $flavor kernel and module: building in the background (log: $RRXE_OUT/build-$flavor.log)"
+	background "build-$flavor" make -s -C "$top" module FLAVOR="$flavor"
+done
 
 # What the VMs run, built once on the host before either boots.
 if ! bash "$here/build-progs.sh"; then
@@ -167,8 +166,12 @@ vm_pair() {
 # priority takes only the CPU time the guests leave.)
 pair_on() { has_flavor "$1" && { [ "$1" = release ] || [ "$level" = full ]; }; }
 t1=$SECONDS
+last=${flavors##* }
 for flavor in $flavors; do
-	if ! built "$flavor"; then
+	ok=1
+	built "$flavor" || ok=0
+	[ "$flavor" = "$last" ] && host_checks_start
+	if [ $ok = 0 ]; then
 		echo "== no VM on the $flavor kernel: it did not build (counted once, above)"
 		mkdir -p "$RRXE_OUT/$flavor" "$RRXE_OUT/pair-$flavor"
 		echo "KUNIT_PASS=0 KUNIT_FAIL=0 VM_PASS=0 VM_FAIL=0 VM_SKIP=0" >"$RRXE_OUT/$flavor/counts"
@@ -180,6 +183,7 @@ for flavor in $flavors; do
 	pair_on "$flavor" && vm_pair "$flavor"
 done
 vm_wall=$((SECONDS - t1))
+host_checks_end
 for flavor in $flavors; do
 	KUNIT_PASS=0 KUNIT_FAIL=1 VM_PASS=0 VM_FAIL=1 VM_SKIP=0
 	# shellcheck disable=SC1091
