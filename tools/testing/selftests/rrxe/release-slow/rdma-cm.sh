@@ -5,10 +5,13 @@
 # open port"); stock rdma_cm tools run between two namespaces: rping with
 # data verification, ucmatose with several connections, udaddy (UD with
 # SIDR), mckey (rdma_cm multicast join), rdma_server/rdma_client, and
-# perftest over rdma_cm (ib_send_bw -R, ib_write_bw -R; in make test
-# only across drivers, on the release kernel), rrxe to rrxe (across
-# drivers: rdma-cm-interop.sh).  Then teardown
-# with connections open: the client's namespace deleted mid-rping (its
+# perftest over rdma_cm (ib_send_bw -R, ib_write_bw -R; not in a quick
+# run on the debug kernel), rrxe to rrxe (across drivers:
+# rdma-cm-interop.sh).  make test runs it on the release kernel, make
+# test-full on both: on the debug kernel, make test's kernel consumers
+# (nvme-rdma.sh, nfs-rdma.sh) use rdma_cm and QP1 too, and churn.sh
+# removes devices under open contexts.  Then teardown with connections
+# open: the client's namespace deleted mid-rping (its
 # device goes with the veth; the server sees the disconnect), rmmod during
 # ucmatose, a device moved between namespaces in exclusive mode with a
 # connection open, and rping again after the module is reloaded; then the port
