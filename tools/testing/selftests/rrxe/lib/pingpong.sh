@@ -214,5 +214,20 @@ run_pingpong() {
 	sed 's/^/      /' "$cout"
 	echo "    kernel log during the cell (last 20 lines):"
 	dmesg | tail -n +"$((klines + 1))" | tail -20 | sed 's/^/      /'
+	# Whether packets were lost, retried or dropped, and where: both
+	# devices' counters since they were added (not only this cell's).
+	for f in "$sdev" "$cdev"; do
+		echo "    $f's non-zero counters: $(pp_counters "$f")"
+	done
 	return 1
+}
+
+# pp_counters DEV: DEV's non-zero port-1 hw counters, "name=value ...".
+pp_counters() {
+	local c v out=""
+	for c in "/sys/class/infiniband/$1/ports/1/hw_counters/"*; do
+		read -r v <"$c" 2>/dev/null || continue
+		[ "$v" = 0 ] || out+="${c##*/}=$v "
+	done
+	echo "${out:-none}"
 }
