@@ -52,23 +52,26 @@ stop_background() {
 trap stop_background EXIT
 trap 'exit 130' INT TERM
 
-# background NAME CMD...: starts CMD beside what follows.
+# background NAME CMD...: starts CMD beside what follows; the time it
+# ends is written to $RRXE_OUT/NAME.end.
 background() {
 	local name=$1 idle=(chrt --idle 0)
 	shift
 	command -v chrt >/dev/null || idle=(nice -n 19)
-	setsid -w "${idle[@]}" "$@" >"$RRXE_OUT/$name.log" 2>&1 </dev/null &
+	setsid -w "${idle[@]}" bash -c '"$@"; rc=$?; echo "$EPOCHSECONDS" >"$0"; exit $rc' \
+		"$RRXE_OUT/$name.end" "$@" >"$RRXE_OUT/$name.log" 2>&1 </dev/null &
 	bg_pid[$name]=$!
-	bg_t0[$name]=$SECONDS
+	bg_t0[$name]=$EPOCHSECONDS
 }
 
-# waited NAME: waits for NAME to end; its exit status.  Notes its time and
-# how long the wait was.
+# waited NAME: waits for NAME to end; its exit status.  Notes how long it
+# ran and how long the wait was.
 waited() {
-	local name=$1 rc=0 t=$SECONDS
+	local name=$1 rc=0 t=$EPOCHSECONDS end
 	wait "${bg_pid[$name]}" || rc=$?
 	unset "bg_pid[$name]"
-	times+=("$name $((SECONDS - bg_t0[$name])) s (background; waited $((SECONDS - t)) s)")
+	end=$(cat "$RRXE_OUT/$name.end" 2>/dev/null) || end=$EPOCHSECONDS
+	times+=("$name $((end - bg_t0[$name])) s (background; waited $((EPOCHSECONDS - t)) s)")
 	return $rc
 }
 
