@@ -73,6 +73,12 @@ fn pass(qp: &Arc<Qp>, r: &mut RecvSide) -> Pass {
     }
     for _ in 0..BUDGET {
         if qp.is_dead() {
+            // Destroyed during the pass.  The ACK owed for requests
+            // already completed still goes: the consumer may destroy the
+            // QP as soon as it sees their completions, and the requester
+            // waits for it (without it, its last message would exhaust
+            // its retries against a QP that no longer answers).
+            responder::flush_ack(qp, r);
             return idle;
         }
         if qp.state() == QpState::Err {
