@@ -226,7 +226,7 @@ run_pingpong() {
 pp_counters() {
 	local c v out=""
 	for c in "/sys/class/infiniband/$1/ports/1/hw_counters/"*; do
-		read -r v <"$c" 2>/dev/null || continue
+		v=$(hw_counter "$1" "${c##*/}" 2>/dev/null) || continue
 		[ "$v" = 0 ] || out+="${c##*/}=$v "
 	done
 	echo "${out:-none}"
