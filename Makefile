@@ -89,12 +89,13 @@ host-test: setup
 vm-test: module
 	@bash tools/testing/runner/vm-tests.sh $(FILTER)
 
-# Both flavors: run-all.sh builds each kernel and module (the debug one
-# while the release VM runs).
-test: setup
+# Both flavors: run-all.sh runs setup (with the kernel sources fetched
+# beside it), then builds each kernel and module (the debug one while the
+# release VM runs).
+test:
 	@bash tools/testing/runner/run-all.sh quick $(FILTER)
 
-test-full: setup
+test-full:
 	@bash tools/testing/runner/run-all.sh full $(FILTER)
 
 bench: module

@@ -3,6 +3,10 @@
 # Debian's linux-source-7.2, tinyconfig + the flavor's config fragments,
 # patches/series applied; cached in $KBUILD_CACHE.  Incremental: a second
 # run only rebuilds what changed.
+#   kernel.sh          the whole: source, patches, config, build
+#   kernel.sh source   only download and unpack the source (needs only
+#                      apt-get, dpkg-deb, tar and xz, so it can run beside
+#                      scripts/setup.sh: make test does that)
 . "$(dirname "$0")/lib.sh"
 rrxe_trap_errors
 rrxe_toolchain_env
@@ -121,6 +125,15 @@ build() {
 	log "kernel built in $((SECONDS - t0)) s"
 }
 
+case ${1:-all} in
+source)
+	fetch_source
+	unpack_source
+	exit 0
+	;;
+all) ;;
+*) die "usage: kernel.sh [source]" ;;
+esac
 if [ "$FLAVOR" = debug ]; then
 	command -v clang-19 >/dev/null && command -v ld.lld-19 >/dev/null && command -v llvm-ar-19 >/dev/null ||
 		die "the debug flavor builds with clang-19, lld-19 and llvm-19 (Debian packages): run scripts/setup.sh"

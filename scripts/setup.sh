@@ -14,6 +14,8 @@ rrxe_toolchain_env
 PKGS=(
 	# kernel build (release: GCC; debug: clang-19, lld-19, llvm-19)
 	build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
+	# the kernel image is LZ4-compressed (configs/rrxe-vm.config)
+	lz4
 	clang-19 lld-19 llvm-19
 	# the test VM and what runs in it: rdma-core's userspace, perftest,
 	# rdma_cm tools (rping), iproute2 (ip, rdma, ss), ping, tcpdump
@@ -36,18 +38,6 @@ missing_pkgs() {
 	return 0
 }
 
-RRXE_STEP="checking Debian packages"
-mapfile -t missing < <(missing_pkgs)
-if [ ${#missing[@]} -gt 0 ]; then
-	step "apt-get install ${missing[*]}"
-	[ "$(id -u)" = 0 ] || die "need root to install Debian packages: run 'apt-get install ${missing[*]}' as root, or make demo as root"
-	apt-get update -qq || die "apt-get update failed: check the network and /etc/apt/sources.list"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
-		die "apt-get install ${missing[*]} failed (output above)"
-	mapfile -t still < <(missing_pkgs)
-	[ ${#still[@]} = 0 ] || die "still not installed after apt-get install: ${still[*]}"
-fi
-
 RRXE_STEP="checking the Rust toolchain"
 command -v rustup >/dev/null || die "rustup not found: this machine's rustc 1.95 comes from rustup (https://rustup.rs)"
 # rust-src for the kernel's Rust build; rustfmt and clippy for make test's
@@ -68,15 +58,50 @@ for comp in rust-src rustfmt clippy; do
 	fi
 done
 
-if ! command -v bindgen >/dev/null; then
+# bindgen-cli is compiled from crates.io, about a minute of both CPUs on
+# two cores.  It needs only cargo and a C linker, so where the linker is
+# already there it compiles while apt-get installs the Debian packages
+# (mostly network and disk); otherwise after them (build-essential).
+bindgen_pid="" blog=""
+bindgen_start() {
 	step "cargo install --locked bindgen-cli (a few minutes)"
 	blog=$(mktemp "${TMPDIR:-/tmp}/rrxe-bindgen.XXXXXX")
-	if ! cargo install --locked bindgen-cli >"$blog" 2>&1; then
+	# In a session of its own, so that a failing step can stop it whole.
+	setsid cargo install --locked bindgen-cli >"$blog" 2>&1 &
+	bindgen_pid=$!
+}
+bindgen_end() {
+	local pid=$bindgen_pid
+	RRXE_STEP="cargo install --locked bindgen-cli"
+	bindgen_pid=""
+	if ! wait "$pid"; then
 		tail -20 "$blog" >&2
 		die "cargo install --locked bindgen-cli failed (last lines above; full log $blog)"
 	fi
 	rm -f "$blog"
 	command -v bindgen >/dev/null || die "bindgen is not on PATH after cargo install (is \$HOME/.cargo/bin on PATH?)"
+}
+# A step that fails ends the script, and a compile still running with it.
+trap '[ -z "$bindgen_pid" ] || kill -- "-$bindgen_pid" 2>/dev/null' EXIT
+need_bindgen=0
+command -v bindgen >/dev/null || need_bindgen=1
+if [ $need_bindgen = 1 ] && command -v cc >/dev/null; then bindgen_start; fi
+
+RRXE_STEP="checking Debian packages"
+mapfile -t missing < <(missing_pkgs)
+if [ ${#missing[@]} -gt 0 ]; then
+	step "apt-get install ${missing[*]}"
+	[ "$(id -u)" = 0 ] || die "need root to install Debian packages: run 'apt-get install ${missing[*]}' as root, or make demo as root"
+	apt-get update -qq || die "apt-get update failed: check the network and /etc/apt/sources.list"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		die "apt-get install ${missing[*]} failed (output above)"
+	mapfile -t still < <(missing_pkgs)
+	[ ${#still[@]} = 0 ] || die "still not installed after apt-get install: ${still[*]}"
+fi
+
+if [ $need_bindgen = 1 ]; then
+	[ -n "$bindgen_pid" ] || bindgen_start
+	bindgen_end
 fi
 
 # The wheel is needed whatever the flavor (the release flavor's bindgen

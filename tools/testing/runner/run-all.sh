@@ -52,12 +52,15 @@ stop_background() {
 trap stop_background EXIT
 trap 'exit 130' INT TERM
 
-# background NAME CMD...: starts CMD beside what follows; the time it
-# ends is written to $RRXE_OUT/NAME.end.
+# background [--normal] NAME CMD...: starts CMD beside what follows, at
+# idle priority unless --normal; the time it ends is written to
+# $RRXE_OUT/NAME.end.
 background() {
-	local name=$1 idle=(chrt --idle 0)
-	shift
+	local idle=(chrt --idle 0)
 	command -v chrt >/dev/null || idle=(nice -n 19)
+	[ "$1" = --normal ] && { idle=(); shift; }
+	local name=$1
+	shift
 	setsid -w "${idle[@]}" bash -c '"$@"; rc=$?; echo "$EPOCHSECONDS" >"$0"; exit $rc' \
 		"$RRXE_OUT/$name.end" "$@" >"$RRXE_OUT/$name.log" 2>&1 </dev/null &
 	bg_pid[$name]=$!
@@ -122,6 +125,37 @@ host_checks_end() {
 	[ -f "$RRXE_OUT/host-checks.counts" ] && . "$RRXE_OUT/host-checks.counts"
 	pass=$((pass + CHECKS_PASS)) fail=$((fail + CHECKS_FAIL))
 }
+
+# Setup (scripts/setup.sh), with the kernel source downloaded and
+# unpacked for each flavor beside it (kernel.sh source: apt-get, dpkg-deb,
+# tar and xz, mostly network and disk while setup's cargo install of
+# bindgen keeps the CPUs busy), at normal priority so that its xz is not
+# starved by that compile: on a fresh machine this takes the download and
+# the unpacking (about 35 s a flavor) off the critical path.  A warm run's
+# setup and sources find everything there.  The source job is a head
+# start only: if it fails (say xz is not installed until setup installs
+# it), its output is shown and each kernel's build does the step again.
+setup_and_sources() {
+	local rc=0 t=$SECONDS
+	echo "== setup, and the kernel sources beside it (log: $RRXE_OUT/sources.log)"
+	# shellcheck disable=SC2016
+	background --normal sources bash -c 'for f; do FLAVOR=$f bash "$0" source || exit; done' \
+		"$top/scripts/kernel.sh" $flavors
+	bash "$top/scripts/setup.sh" || rc=$?
+	if ! waited sources; then
+		echo "  note: the kernel sources' head start failed (each build fetches and unpacks again):"
+		tail -20 "$RRXE_OUT/sources.log" | sed 's/^/      /'
+	else
+		sed 's/^/  /' "$RRXE_OUT/sources.log"
+	fi
+	times+=("setup $((SECONDS - t)) s")
+	if [ $rc != 0 ]; then
+		echo "  FAIL  host     setup: scripts/setup.sh exited $rc (its error above); nothing else can run"
+		echo "0 passed, 1 failed, 0 skipped"
+		exit 1
+	fi
+}
+setup_and_sources
 
 first=${flavors%% *}
 echo "== $first kernel and module"

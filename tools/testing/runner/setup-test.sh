@@ -196,6 +196,7 @@ run_case "setup: open-iscsi download fails" none apt-download "apt-get download 
 run_case "setup: open-iscsi download gives nothing" none "" "apt-get download open-iscsi.*gave 0 files" \
 	-c "RRXE_ISCSI_ROOT='$T/iscsi' bash '$top/scripts/setup.sh'"
 run_case "kernel: source download fails" none apt-download "apt-get download linux-source-7.2.*failed" "$top/scripts/kernel.sh"
+run_case "kernel source (beside setup): download fails" none apt-download "apt-get download linux-source-7.2.*failed" "$top/scripts/kernel.sh" source
 run_case "kernel: unknown flavor" none "" "FLAVOR must be 'release' or 'debug'" -c "FLAVOR=nonsense bash '$top/scripts/kernel.sh'"
 run_case "vm-run: no kernel built" none "" "no release kernel at .*make kernel" "$top/scripts/vm-run.sh" true
 echo "1..$n"
