@@ -33,13 +33,18 @@ cm_pair() {
 }
 
 # cm_wait_listener NS SECS: waits until namespace NS has an rdma_cm ID in
-# state LISTEN, at most SECS seconds (then goes on: the client's connect
-# decides).
+# state LISTEN, at most SECS seconds; false if none came (a caller whose
+# server listens on the wildcard address, which shows no ID, goes on: the
+# client's connect decides).
 cm_wait_listener() {
 	local end
-	end=$(awk -v t="$EPOCHREALTIME" -v s="$2" 'BEGIN { printf "%d", (t + s) * 1000 }')
+	# In microseconds, in the shell's 64-bit arithmetic (mawk's printf
+	# "%d" stops at 2^31 - 1, which made an earlier form of this wait not
+	# wait at all).
+	end=$(awk -v s="$2" 'BEGIN { printf "%.0f", s * 1000000 }')
+	end=$((${EPOCHREALTIME/./} + end))
 	while ! ip netns exec "$1" rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'; do
-		((${EPOCHREALTIME/./} / 1000 < end)) || return 0
+		((${EPOCHREALTIME/./} < end)) || return 1
 		nap 0.1
 	done
 }
@@ -65,7 +70,7 @@ cm_pair_once() {
 			nap 0.1
 		done
 	else
-		cm_wait_listener ppA 1.5
+		cm_wait_listener ppA 1.5 || true
 	fi
 	ip netns exec ppB timeout 90 "${cli[@]}" >"$co" 2>&1 || crc=$?
 	# A server that listens on the wildcard address shows no rdma_cm ID

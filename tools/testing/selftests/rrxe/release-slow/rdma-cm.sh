@@ -32,12 +32,12 @@ CM_KEEP_PAIR=1 cm_tools "rrxe rrxe"
 # by itself.
 ip netns exec ppA timeout 300 stdbuf -oL rping -s -v -a 10.77.0.1 -C 100000 -S 1000 >"$CM_LOG/ns.server" 2>&1 &
 spid=$!
-cm_wait_listener ppA 1.5
+cm_wait_listener ppA 30 || fail "rping server: no listening rdma_cm ID after 30 s: $(tail -3 "$CM_LOG/ns.server")"
 ip netns exec ppB timeout 300 rping -c -a 10.77.0.1 -C 100000 -S 1000 >"$CM_LOG/ns.client" 2>&1 &
 cpid=$!
 # Connected, and data flowing.
 wait_for 60 grep -qs "ping data: rdma-ping-5:" "$CM_LOG/ns.server" ||
-	fail "rping: no data after 60 s: $(tail -3 "$CM_LOG/ns.server")"
+	fail "rping: no data after 60 s: server: $(tail -3 "$CM_LOG/ns.server"); client: $(tail -3 "$CM_LOG/ns.client")"
 kill -0 "$cpid" 2>/dev/null || fail "rping client ended before the namespace was deleted: $(tail -3 "$CM_LOG/ns.client")"
 t0=$SECONDS
 ip netns delete ppB
@@ -57,7 +57,7 @@ pp_teardown
 pp_setup_pair rrxe rrxe
 ip netns exec ppA timeout 300 ucmatose -b 10.77.0.1 -c 4 -C 8000 -S 4096 >"$CM_LOG/rmmod.server" 2>&1 &
 spid=$!
-cm_wait_listener ppA 1.5
+cm_wait_listener ppA 30 || fail "ucmatose server: no listening rdma_cm ID after 30 s: $(tail -3 "$CM_LOG/rmmod.server")"
 ip netns exec ppB timeout 300 stdbuf -oL ucmatose -s 10.77.0.1 -c 4 -C 8000 -S 4096 >"$CM_LOG/rmmod.client" 2>&1 &
 cpid=$!
 # The four connections up and transferring.
@@ -105,7 +105,7 @@ rdma dev set xb0 netns nxB
 ip netns exec nxA rdma dev show | grep -q xa0 || fail "exclusive mode: xa0 not in nxA"
 ip netns exec nxA timeout 300 rping -s -a 10.77.2.1 -C 100000 >"$CM_LOG/netns.server" 2>&1 &
 spid=$!
-cm_wait_listener nxA 1.5
+cm_wait_listener nxA 30 || fail "exclusive mode: no listening rdma_cm ID in nxA after 30 s: $(tail -3 "$CM_LOG/netns.server")"
 ip netns exec nxB timeout 300 stdbuf -oL rping -c -v -a 10.77.2.1 -C 100000 >"$CM_LOG/netns.client" 2>&1 &
 cpid=$!
 wait_for 60 grep -qs "ping data: rdma-ping-5:" "$CM_LOG/netns.client" ||
