@@ -15,11 +15,14 @@
 # fails its own checks.
 #
 # Environment: SAMPLES_BIN (the built samples; default out/samples),
-# SAMPLES_N (N, default 2000; the one-sided rounds are N/10).
+# SAMPLES_N (N, default 2000; the one-sided rounds are N/10),
+# SAMPLES_TIMEOUT (seconds each program may run, default 90).
 set -euo pipefail
 top=${RRXE_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin=${SAMPLES_BIN:-$top/out/samples}
 N=${SAMPLES_N:-2000}
+# Seconds a sample program may run (SAMPLES_TIMEOUT).
+PROG_TIMEOUT=${SAMPLES_TIMEOUT:-90}
 work=$(mktemp -d /tmp/samples.XXXXXX)
 which=${1:-all}
 
@@ -74,15 +77,31 @@ pair() {
 	while [ "$1" != -- ]; do sargs+=("$1"); shift; done
 	shift
 	cargs=("$@")
-	ip netns exec sA strace -f -c -o "$work/$name.$n.s" "${sargs[@]}" >"$work/$name.$n.sout" 2>&1 &
+	# Each under `timeout` (inside strace: its few calls are the same
+	# with N and 2N messages and cancel out), so that a side left waiting
+	# for a peer that failed ends, and the failure is reported.
+	ip netns exec sA strace -f -c -o "$work/$name.$n.s" timeout -k 5 "$PROG_TIMEOUT" "${sargs[@]}" >"$work/$name.$n.sout" 2>&1 &
 	spid=$!
-	ip netns exec sB strace -f -c -o "$work/$name.$n.c" "${cargs[@]}" >"$work/$name.$n.cout" 2>&1 || rc=$?
+	ip netns exec sB strace -f -c -o "$work/$name.$n.c" timeout -k 5 "$PROG_TIMEOUT" "${cargs[@]}" >"$work/$name.$n.cout" 2>&1 || rc=$?
 	wait "$spid" || rc=$?
 	sed 's/^/  /' "$work/$name.$n.sout" "$work/$name.$n.cout"
 	if [ $rc != 0 ]; then
-		echo "samples: $name failed (exit $rc)" >&2
+		echo "samples: $name failed (exit $rc; 124: a side still waiting after $PROG_TIMEOUT s)" >&2
+		counters
 		exit 1
 	fi
+}
+
+# counters: both devices' non-zero port counters (after a failure: were
+# packets dropped, retried, never sent?).
+counters() {
+	local d f v
+	for d in sa0 sb0; do
+		for f in /sys/class/infiniband/$d/ports/1/hw_counters/*; do
+			v=$(cat "$f" 2>/dev/null) || continue
+			[ "$v" = 0 ] || echo "samples: $d ${f##*/} $v" >&2
+		done
+	done
 }
 
 # per_msg NAME N SIDE [SYSCALL]: (calls with 2N - calls with N) / N.
@@ -125,17 +144,17 @@ fi
 if [ "$which" = all ] || [ "$which" = faa ]; then
 	echo "== faa_counter: 4 clients, fetch-and-add on one counter in the server's memory"
 	f=$((N / 4))
-	ip netns exec sA "$bin/faa_counter" server sa0 $S 7471 4 >"$work/faa.s" 2>&1 &
+	ip netns exec sA timeout -k 5 "$PROG_TIMEOUT" "$bin/faa_counter" server sa0 $S 7471 4 >"$work/faa.s" 2>&1 &
 	spid=$!
 	cpids=()
 	for i in 1 2 3 4; do
-		ip netns exec sB "$bin/faa_counter" client sb0 $C $S 7471 "$f" >"$work/faa.c$i" 2>&1 &
+		ip netns exec sB timeout -k 5 "$PROG_TIMEOUT" "$bin/faa_counter" client sb0 $C $S 7471 "$f" >"$work/faa.c$i" 2>&1 &
 		cpids+=($!)
 	done
 	rc=0
 	for p in "${cpids[@]}"; do wait "$p" || rc=1; done
 	wait "$spid" || rc=1
 	sed 's/^/  /' "$work/faa.s" "$work"/faa.c[1-4]
-	[ $rc = 0 ] || { echo "samples: faa_counter failed" >&2; exit 1; }
+	[ $rc = 0 ] || { echo "samples: faa_counter failed" >&2; counters; exit 1; }
 fi
 echo "samples: all passed"
