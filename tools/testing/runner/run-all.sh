@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# `make test` (quick) and `make test-full` (full): each flavor's kernel
-# and module built (the second in the background, below), then one VM
+# `make test` (quick) and `make test-full` (full): setup (with the kernel
+# sources fetched beside it), each flavor's kernel and module built (the
+# second in the background, below), then one VM
 # boot per kernel flavor (release, then debug: KASAN, lockdep, kmemleak)
 # with the KUnit suites and the selftests that run there, and the two-VM
 # selftests (release; both flavors in full); beside the last boot, the
