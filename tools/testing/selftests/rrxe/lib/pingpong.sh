@@ -27,16 +27,16 @@ PP_LABEL=${PP_LABEL:-}              # "rxe->rrxe", "loop:rxe"; set by setups
 PP_CELLS=${PP_CELLS:-0}
 PP_PASSED=${PP_PASSED:-0}
 
-# (A module already loaded is not asked for again: modprobe reads the
-# module index each time, 0.4 s on the debug kernel.)
+# pp_modprobe MODULE: loads MODULE unless it is loaded (modprobe reads
+# the module index each time, 0.4 s on the debug kernel).
+pp_modprobe() { [ -d "/sys/module/$1" ] || modprobe "$1"; }
+
 pp_load() {
-	local m
 	case $1 in
-	rxe) m=rdma_rxe ;;
-	rrxe) m=rdma_rrxe ;;
+	rxe) pp_modprobe rdma_rxe ;;
+	rrxe) pp_modprobe rdma_rrxe ;;
 	*) fail "unknown driver '$1' (rxe or rrxe)" ;;
 	esac
-	[ -d "/sys/module/$m" ] || modprobe "$m"
 }
 
 # "A/B": the active MTUs of RDMA devices A and B (one ibv_devinfo for
@@ -103,7 +103,7 @@ pp_rdma_add() {
 pp_setup_pair() {
 	local srv=$1 cli=$2
 	pp_teardown
-	[ -d /sys/module/veth ] || modprobe veth
+	pp_modprobe veth
 	ip netns add ppA
 	ip netns add ppB
 	ip link add vpa netns ppA type veth peer name vpb netns ppB
@@ -121,7 +121,7 @@ pp_setup_pair() {
 pp_setup_loop() {
 	local drv=$1
 	pp_teardown
-	[ -d /sys/module/veth ] || modprobe veth
+	pp_modprobe veth
 	ip netns add ppL
 	ip link add vpl netns ppL type veth peer name vplp netns ppL
 	pp_netdev_up ppL vplp ""
