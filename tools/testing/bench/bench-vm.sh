@@ -31,7 +31,8 @@
 # Environment: BENCH_SECS (3: one second measured), BENCH_PAIRS (15: goal cells and controls),
 # BENCH_PAIRS_REST (3: the other cells), BENCH_CELLS (comma-separated
 # prefixes of cell names, e.g. ib_read,nvme; empty: all), NVME_SECS (6),
-# NFS_BENCH_MB (256: the file the NFS cells write and read).
+# NFS_BENCH_MB (256: the file the NFS cells write and read), BENCH_ARM_OFF
+# (gso: the parameter abc's third arm turns off).
 set -euo pipefail
 lib=$(cd "$(dirname "$0")/../selftests/rrxe/lib" && pwd)
 . "$lib/lib.sh"
@@ -268,39 +269,48 @@ abba_controlled() {
 	done
 }
 
-# gso Y|N: rrxe's module parameter gso (every rrxe device).
-gso() { echo "$1" >/sys/module/rdma_rrxe/parameters/gso; }
+# The rrxe module parameter the third arm of abc turns off (BENCH_ARM_OFF,
+# gso by default; bulk_home compares the placement of bulk transfers), and
+# the comparison's name: gso/nogso, bulk_home/nobulk_home.
+OFF_PARAM=${BENCH_ARM_OFF:-gso}
+OFF_CMP="$OFF_PARAM/no$OFF_PARAM"
+[ -w "/sys/module/rdma_rrxe/parameters/$OFF_PARAM" ] || modprobe rdma_rrxe
+[ -w "/sys/module/rdma_rrxe/parameters/$OFF_PARAM" ] ||
+	{ echo "bench: BENCH_ARM_OFF=$OFF_PARAM: rrxe has no such writable parameter" >&2; exit 1; }
 
-# bench_run_gso_off WARM TOOL ARGS...: a run of pair R with rrxe's gso off.
-bench_run_gso_off() {
+# arm_param Y|N: OFF_PARAM of rrxe (every rrxe device).
+arm_param() { echo "$1" >"/sys/module/rdma_rrxe/parameters/$OFF_PARAM"; }
+
+# bench_run_off WARM TOOL ARGS...: a run of pair R with rrxe's OFF_PARAM off.
+bench_run_off() {
 	local warm=$1
 	shift
-	gso N
+	arm_param N
 	bench_run "$warm" R "$@" || true
-	gso Y
+	arm_param Y
 }
 
-# abc CELL PAIRS TOOL ARGS...: abba with a third arm, rrxe with gso off
-# (pair R, gso N: arm N): rrxe/rxe is R against C as in abba; gso/nogso is
-# R (A) against N (B).  Even pairs run R C N, odd pairs N C R; after a
-# discarded warm-up of each.
+# abc CELL PAIRS TOOL ARGS...: abba with a third arm, rrxe with OFF_PARAM
+# off (pair R, arm N): rrxe/rxe is R against C as in abba; OFF_CMP (e.g.
+# gso/nogso) is R (A) against N (B).  Even pairs run R C N, odd pairs N C
+# R; after a discarded warm-up of each.
 abc() {
 	local cell=$1 pairs=$2 tool=$3 p
 	shift 3
 	wanted "$cell" || return 0
 	FAILS=0
-	bench_run 1 R "$tool" "$@" && emit "$cell" 0 rrxe/rxe A AB gso/nogso A AB
+	bench_run 1 R "$tool" "$@" && emit "$cell" 0 rrxe/rxe A AB "$OFF_CMP" A AB
 	bench_run 1 C "$tool" "$@" && emit "$cell" 0 rrxe/rxe B AB
-	bench_run_gso_off 1 "$tool" "$@" && emit "$cell" 0 gso/nogso B AB
+	bench_run_off 1 "$tool" "$@" && emit "$cell" 0 "$OFF_CMP" B AB
 	for ((p = 0; p < pairs; p++)); do
 		if ((p % 2 == 0)); then
-			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A AB gso/nogso A AB
+			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A AB "$OFF_CMP" A AB
 			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B AB
-			bench_run_gso_off 0 "$tool" "$@" && emit "$cell" "$p" gso/nogso B AB
+			bench_run_off 0 "$tool" "$@" && emit "$cell" "$p" "$OFF_CMP" B AB
 		else
-			bench_run_gso_off 0 "$tool" "$@" && emit "$cell" "$p" gso/nogso B BA
+			bench_run_off 0 "$tool" "$@" && emit "$cell" "$p" "$OFF_CMP" B BA
 			bench_run 0 C "$tool" "$@" && emit "$cell" "$p" rrxe/rxe B BA
-			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A BA gso/nogso A BA
+			bench_run 0 R "$tool" "$@" && emit "$cell" "$p" rrxe/rxe A BA "$OFF_CMP" A BA
 		fi
 		if too_many_fails "$cell"; then return 0; fi
 	done

@@ -52,10 +52,10 @@ mkdir -p "$RRXE_OUT"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null ||
 		die "apt-get install python3-matplotlib failed"
 }
-# BENCH_SECS, BENCH_PAIRS, BENCH_PAIRS_REST, BENCH_CELLS and NVME_SECS
+# BENCH_SECS, BENCH_PAIRS, BENCH_PAIRS_REST, BENCH_CELLS, BENCH_ARM_OFF and NVME_SECS
 # (see bench-vm.sh) pass into the VM.
 vm_env=""
-for v in BENCH_SECS BENCH_PAIRS BENCH_PAIRS_REST BENCH_CELLS NVME_SECS; do
+for v in BENCH_SECS BENCH_PAIRS BENCH_PAIRS_REST BENCH_CELLS BENCH_ARM_OFF NVME_SECS; do
 	if [ -n "${!v:-}" ]; then vm_env+=" $v='${!v}'"; fi
 done
 t0=$SECONDS

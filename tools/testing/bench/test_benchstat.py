@@ -182,6 +182,9 @@ class Goals(unittest.TestCase):
         self.assertEqual(text, "hi>=1.0")
         self.assertTrue(test(0.9, 1.02))
         self.assertFalse(test(0.85, 0.97))
+        # Any parameter's on/off arm (BENCH_ARM_OFF): the same rule.
+        self.assertEqual(benchstat.goal_of(BW, "bulk_home/nobulk_home")[0], "hi>=1.0")
+        self.assertFalse(benchstat.is_param_cmp("rrxe/rxe"))
 
 
 class Input(unittest.TestCase):
