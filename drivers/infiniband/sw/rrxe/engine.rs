@@ -5,7 +5,11 @@
 //! Per-QP scheduling.  Every QP has two tasks, work items on an unbound
 //! workqueue with the largest concurrency limit (`WQ_MAX_ACTIVE`), so
 //! different QPs, and the two directions of one QP, run in parallel on all
-//! CPUs, while a work item never runs concurrently with itself:
+//! CPUs, while a task never runs concurrently with itself (its scheduling
+//! word, below, says who runs it; a workqueue keeps a work item from
+//! running twice at once only within that queue, and a user QP's work
+//! item may be queued on either user queue, but a run that hands the task
+//! over touches nothing after it queued the item):
 //!
 //! * the **send task** (`send.rs`): the completer (acknowledgements the
 //!   receive path queued, timer expiries) and the requester (new packets
@@ -13,17 +17,19 @@
 //! * the **receive task** (`recv.rs`): the responder (requests the receive
 //!   path queued), under the QP's `recv` lock.
 //!
-//! Two such workqueues: `rrxe_engine` for kernel consumers' QPs,
-//! `rrxe_user` for user processes' QPs and their
-//! `advise_mr` prefetches.  A user can make an engine task wait as long as
-//! it likes in one place only, a page fault of an on-demand-paging region
-//! (file-backed memory whose I/O never completes; see `odp.rst`), and
-//! only a user QP's task or a prefetch touches such a region (a region
-//! serves the QPs of its own PD).  So however many of its tasks a user
-//! parks, they occupy the user queue's workers, and kernel consumers
-//! (NVMe-oF, rdma_cm's kernel users) keep theirs.  Nothing else an engine
-//! task waits for is held across a user copy: verbs copy to and from user
-//! memory before they take a lock the engine takes (`verbs/cq.rs`,
+//! Three such workqueues: `rrxe_engine` for kernel consumers' QPs,
+//! `rrxe_user` for user processes' QPs and their `advise_mr` prefetches,
+//! and `rrxe_user_bulk`, high-priority, on which a user QP's tasks are
+//! queued for its owner's CPU while it moves multi-packet messages
+//! (`qp/placement.rs`).  A user can make an engine task wait as long as it
+//! likes in one place only, a page fault of an on-demand-paging region
+//! (file-backed memory whose I/O never completes; see `odp.rst`), and only
+//! a user QP's task or a prefetch touches such a region (a region serves
+//! the QPs of its own PD).  So however many of its tasks a user parks, they
+//! occupy the user queues' workers, and kernel consumers (NVMe-oF,
+//! rdma_cm's kernel users) keep theirs.  Nothing else an engine task waits
+//! for is held across a user copy: verbs copy to and from user memory
+//! before they take a lock the engine takes (`verbs/cq.rs`,
 //! `verbs/srq.rs`).
 //!
 //! Who runs a task is decided by its scheduling word (`qp/task.rs`): input
@@ -158,6 +164,7 @@ pub(crate) mod rx;
 pub(crate) mod send;
 
 use kernel::{
+    cpu::CpuId,
     prelude::*,
     sync::{
         atomic::ordering::{Relaxed, Release},
@@ -167,7 +174,7 @@ use kernel::{
         hrtimer::{HrTimerCallback, HrTimerCallbackContext, HrTimerPointer, HrTimerRestart},
         Delta,
     },
-    workqueue::{HasWork, WorkItem},
+    workqueue::{HasWork, RawWorkItem, WorkItem},
 };
 
 use crate::kapi::workqueue::{OwnedQueue, QueueSlot, SlotGuard, MAX_ACTIVE};
@@ -199,6 +206,8 @@ pub(crate) const INLINE_BUDGET: u32 = 4;
 /// v2 (two alternating rounds, same boot): worse in 10 of 11 cells (e.g.
 /// ib_send_lat 2 B 1.95x C rxe instead of 0.66x): the busy-polling
 /// benchmark threads and the workers then fight for the two CPUs; off.
+/// Only multi-packet transfers run at high priority, each beside its
+/// owner (`qp/placement.rs`).
 const HIGHPRI: bool = false;
 
 /// The workqueue of kernel consumers' QPs (see the module docs).
@@ -207,16 +216,29 @@ static KERNEL_WQ: QueueSlot = QueueSlot::new();
 /// The workqueue of user processes' QPs and prefetches.
 static USER_WQ: QueueSlot = QueueSlot::new();
 
-/// Owns the engine's workqueues; dropping it drains and destroys them
-/// (no work item on one queues work on the other).
+/// The high-priority workqueue of user QPs' multi-packet transfers, each
+/// task queued for its owner's CPU (`qp/placement.rs`).
+static USER_BULK_WQ: QueueSlot = QueueSlot::new();
+
+/// Owns the engine's workqueues; dropping it drains and destroys them.
+/// No work item of the kernel queue queues work on a user queue or the
+/// reverse; a user QP's task moves between the two user queues, and one
+/// that finds its next queue gone (its slot empty) gives up
+/// ([`queue_send`]), as it does on unload anyway.
 pub(crate) struct Workqueues {
     _kernel: SlotGuard,
     _user: SlotGuard,
+    _user_bulk: SlotGuard,
 }
 
 /// Creates the engine's workqueues; they live until the guard drops.
 pub(crate) fn start() -> Result<Workqueues> {
     let user = USER_WQ.install(OwnedQueue::new_unbound(c"rrxe_user", MAX_ACTIVE, HIGHPRI)?)?;
+    let user_bulk = USER_BULK_WQ.install(OwnedQueue::new_unbound(
+        c"rrxe_user_bulk",
+        MAX_ACTIVE,
+        true,
+    )?)?;
     let kernel = KERNEL_WQ.install(OwnedQueue::new_unbound(
         c"rrxe_engine",
         MAX_ACTIVE,
@@ -225,6 +247,7 @@ pub(crate) fn start() -> Result<Workqueues> {
     Ok(Workqueues {
         _kernel: kernel,
         _user: user,
+        _user_bulk: user_bulk,
     })
 }
 
@@ -256,7 +279,7 @@ pub(crate) fn schedule_recv(qp: &Arc<Qp>) {
 /// word said so).  The item cannot be queued already (one owner, one
 /// item); if the workqueue is gone (unload), the owner gives up.
 pub(crate) fn queue_send(qp: &Arc<Qp>) {
-    match queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 0>(qp.clone())) {
+    match enqueue::<0>(qp, qp.placement.send_cpu(qp.user)) {
         Some(Ok(())) => {}
         // Pending already: that run owns the task (the word says this
         // cannot happen).
@@ -267,12 +290,29 @@ pub(crate) fn queue_send(qp: &Arc<Qp>) {
 
 /// Queues the receive task's work item (as [`queue_send`]).
 pub(crate) fn queue_recv(qp: &Arc<Qp>) {
-    match queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, 1>(qp.clone())) {
+    match enqueue::<1>(qp, qp.placement.recv_cpu(qp.user)) {
         Some(Ok(())) => {}
         Some(Err(_)) => already_queued(qp, "receive"),
         None => qp.recv_sched.abandon(),
     }
 }
+
+/// Queues `qp`'s task `ID`: on the bulk queue for `cpu` if there is one
+/// (`qp/placement.rs`), else on the QP's queue wherever the kernel puts
+/// it; `None` if the queue is gone (unload).
+fn enqueue<const ID: u64>(qp: &Arc<Qp>, cpu: Option<CpuId>) -> Option<QueueResult>
+where
+    Arc<Qp>: RawWorkItem<ID, EnqueueOutput = QueueResult>,
+{
+    match cpu {
+        Some(cpu) => USER_BULK_WQ.enqueue_on::<Arc<Qp>, ID>(cpu, qp.clone()),
+        None => queue_of(qp).with(|q| q.enqueue::<Arc<Qp>, ID>(qp.clone())),
+    }
+}
+
+/// What queueing a task's work item returns: the `Arc` back if the item
+/// was queued already.
+type QueueResult = core::result::Result<(), Arc<Qp>>;
 
 /// A task's work item was found queued when its word said it was not.
 fn already_queued(qp: &Qp, task: &str) {
@@ -310,6 +350,9 @@ pub(crate) fn unquiesce(qp: &Arc<Qp>) {
 /// the send task has no owner, the caller takes it and runs a pass
 /// ([`INLINE_DOORBELL`]); else the owner sees the WQEs.
 pub(crate) fn doorbell(qp: &Arc<Qp>) {
+    if qp.user {
+        qp.placement.set_home();
+    }
     // A kernel consumer may ring it in atomic context: no pass there.
     if !INLINE_DOORBELL || !qp.user {
         schedule_send(qp);

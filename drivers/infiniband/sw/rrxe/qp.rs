@@ -32,6 +32,7 @@
 pub(crate) mod inflight;
 pub(crate) mod migration;
 pub(crate) mod path;
+pub(crate) mod placement;
 pub(crate) mod recv;
 pub(crate) mod send;
 pub(crate) mod task;
@@ -65,6 +66,7 @@ use crate::proto::qp_state::{QpState, QpType};
 use crate::queue::Queue;
 use crate::srq::{SrqShared, SrqTable};
 use crate::stats::{Counter, Stats};
+use placement::Placement;
 use task::TaskWord;
 
 pub(crate) use path::{Endpoints, PathCell};
@@ -192,6 +194,9 @@ pub(crate) struct Qp {
     /// The hrtimer fired since the send task last looked (`engine/send.rs`
     /// reads the clock only then).
     pub(crate) timer_fired: Atomic<bool>,
+    /// Where the QP's tasks run while it moves multi-packet messages
+    /// (`engine/placement.rs`).
+    pub(crate) placement: Placement,
     /// Who runs the send task (`qp/task.rs`).
     pub(crate) send_sched: TaskWord,
     /// Who runs the receive task.
@@ -294,6 +299,7 @@ impl Qp {
                 rx_requests <- SkbQueue::new(RX_QUEUE_LIMIT, RX_QUEUE_BYTES),
                 rx_responses <- SkbQueue::new(RX_QUEUE_LIMIT, RX_QUEUE_BYTES),
                 timer_fired: Atomic::new(false),
+                placement: Placement::new(),
                 send_sched: TaskWord::new(),
                 recv_sched: TaskWord::new(),
                 send_task <- new_work!("rrxe::send_task"),

@@ -86,6 +86,9 @@ pub(crate) enum Counter {
     /// UDP GSO batches handed to the IP stack (their packets are counted
     /// in `SentPkts`).
     GsoBatches,
+    /// Request packets whose ICRC the receive task checked, not the
+    /// receive path (a user QP's bulk transfer, `qp/placement.rs`).
+    IcrcDeferred,
     /// Not a count: the most memory (`skb->truesize`, summed) one receive
     /// queue of the device has held at once, in bytes.
     RcvQueuePeakBytes,
@@ -130,6 +133,7 @@ pub(crate) static DESCS: [StatDesc; NUM] = [
     StatDesc::new(c"rcvd_bytes"),
     StatDesc::new(c"dup_acks_covered"),
     StatDesc::new(c"gso_batches"),
+    StatDesc::new(c"icrc_deferred"),
     StatDesc::new(c"rcv_queue_peak_bytes"),
 ];
 

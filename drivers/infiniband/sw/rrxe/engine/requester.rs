@@ -178,6 +178,7 @@ pub(crate) fn step(qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         fail(qp, "no path to send on");
         return Step::Progress;
     };
+    qp.placement.note_send(w.npkts, w.hdr.op.needs_response());
     let sent = match batch::send(qp, s, &ep, idx) {
         Some(sent) => sent,
         None => send_one(qp, s, &ep, idx),

@@ -4,18 +4,21 @@
 //! sent to this host).  Everything a packet says is untrusted.  What is
 //! cheap is checked here, before any QP state is touched: the IP/UDP/BTH
 //! framing and the headers the opcode carries (made linear, the payload is
-//! left in place), the ICRC over the whole packet (read in place, also
-//! from fragments), the header fields, the destination QP (an RCU lookup),
-//! that the packet comes from the QP's peer and is addressed to us (C
-//! rxe's `check_addr()`, for RC and UC), the QP type and state, the P_Key,
-//! the payload length against the QP's path MTU (a datagram's against the
-//! largest MTU: nothing longer is ever queued).  A packet that passes is
-//! appended to the QP's queue for the task that handles it (requests: the
-//! receive task; acknowledgements: the send task), bounded in packets and
-//! in bytes, and the task is scheduled; a datagram to a multicast group
-//! goes to its members' queues (`rx/multicast.rs`).  Everything else,
-//! and whatever does not fit a queue, is dropped and counted
-//! (`rcv_dropped`).  Nothing is allocated here but the clones of a
+//! left in place), the header fields, the destination QP (an RCU lookup),
+//! that the packet comes from the QP's peer and is addressed to us (C rxe's
+//! `check_addr()`, for RC and UC), the QP type and state, the P_Key, the
+//! payload length against the QP's path MTU (a datagram's against the
+//! largest MTU: nothing longer is ever queued), and last the ICRC over the
+//! whole packet (read in place, also from fragments).  The first and middle
+//! packets of a user QP's bulk transfer leave their ICRC to the receive
+//! task, which checks it before anything else (so that on veth the
+//! receiver's CPU does it, not the sender's: `qp/placement.rs`).  A packet
+//! that passes is appended to the QP's queue for the task that handles it
+//! (requests: the receive task; acknowledgements: the send task), bounded
+//! in packets and in bytes, and the task is scheduled; a datagram to a
+//! multicast group goes to its members' queues (`rx/multicast.rs`).
+//! Everything else, and whatever does not fit a queue, is dropped and
+//! counted (`rcv_dropped`).  Nothing is allocated here but the clones of a
 //! multicast datagram, and no lock is taken but the queues' and the
 //! multicast groups'.
 
@@ -88,6 +91,11 @@ pub(crate) fn with_queued(qp: &Qp, skb: SkBuff, f: impl FnOnce(&RxPacket<'_>, &P
         qp.count(Counter::RcvDropped);
         return;
     };
+    // The receive path left this request's ICRC to us (`qp/placement.rs`).
+    if skb.icrc_deferred() && !icrc_ok(&skb, &lay) {
+        qp.count(Counter::RcvDropped);
+        return;
+    }
     let rx = RxPacket {
         skb: &skb,
         bth_offset: lay.bth_offset,
@@ -146,8 +154,9 @@ struct Dropped;
 
 /// Where a packet that passed the checks goes.
 enum Target {
-    /// To a QP; true if it is a request.
-    Qp(Arc<Qp>, bool),
+    /// To a QP; true if it is a request; true if its ICRC is left to the
+    /// receive task.
+    Qp(Arc<Qp>, bool, bool),
     /// A datagram to a multicast group (`engine/rx/multicast.rs`).
     Multicast,
 }
@@ -219,19 +228,25 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
     };
     check_payload_fits(&pkt, limit).map_err(|_| Dropped)?;
     // Last: the most expensive check, on packets that passed all others
-    // (a FLUSH may carry C rxe's ICRC instead of IBTA's).
+    // (a FLUSH may carry C rxe's ICRC instead of IBTA's); left to the
+    // receive task for the first and middle packets of a bulk transfer
+    // (`qp/placement.rs`).
+    if request && qp.placement.note_request(qp.user, pkt.info()) {
+        qp.count(Counter::IcrcDeferred);
+        return Ok(Target::Qp(qp, request, true));
+    }
     let icrc_good = icrc_ok(skb, &lay) || (pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb));
     if !icrc_good {
         return Err(Dropped);
     }
-    Ok(Target::Qp(qp, request))
+    Ok(Target::Qp(qp, request, false))
 }
 
 /// Handles a received skb for device `dev`; its data starts at the IP
 /// header.  Any context; never sleeps.
 pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
     match check(dev, &mut skb) {
-        Ok(Target::Qp(qp, request)) => enqueue(&qp, skb, request),
+        Ok(Target::Qp(qp, request, deferred)) => enqueue(&qp, skb, request, deferred),
         Ok(Target::Multicast) => multicast::deliver(dev, skb),
         Err(Dropped) => {
             drop(skb);
@@ -243,8 +258,10 @@ pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
 /// Appends `skb`, a packet that passed the checks, to `qp`'s queue of
 /// requests (for the receive task) or of acknowledgements (for the send
 /// task), and schedules that task; a packet the queue has no room for is
-/// dropped and counted.
-pub(super) fn enqueue(qp: &Arc<Qp>, skb: SkBuff, request: bool) {
+/// dropped and counted.  `icrc_deferred`: the checks left its ICRC to the
+/// receive task.
+pub(super) fn enqueue(qp: &Arc<Qp>, mut skb: SkBuff, request: bool, icrc_deferred: bool) {
+    skb.set_icrc_deferred(icrc_deferred);
     let queue = if request {
         &qp.rx_requests
     } else {

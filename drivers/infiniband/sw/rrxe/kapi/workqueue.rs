@@ -6,8 +6,9 @@
 //! ([`QueueSlot`]).
 //!
 //! Both wrap the C workqueue API (`alloc_workqueue`, `destroy_workqueue`,
-//! `queue_rcu_work`, `__flush_workqueue`): a queue is destroyed, and so
-//! drained, exactly once, and never while a slot reader can still reach it.
+//! `queue_work_on`, `queue_rcu_work`, `__flush_workqueue`): a queue is
+//! destroyed, and so drained, exactly once, and never while a slot reader
+//! can still reach it.
 
 use core::{ops::Deref, ptr::NonNull};
 use kernel::{
@@ -126,6 +127,38 @@ impl QueueSlot {
         // clears the slot and waits for a grace period before destroying
         // the queue.
         Some(f(unsafe { Queue::from_raw(raw) }))
+    }
+
+    /// Queues `w` on the slot's queue for CPU `cpu` (`queue_work_on`: on an
+    /// unbound queue, a worker of that CPU's pod); `None` if the slot is
+    /// empty.  Any context.
+    pub(crate) fn enqueue_on<W, const ID: u64>(
+        &self,
+        cpu: kernel::cpu::CpuId,
+        w: W,
+    ) -> Option<W::EnqueueOutput>
+    where
+        W: kernel::workqueue::RawWorkItem<ID> + Send + 'static,
+    {
+        let _rcu = kernel::sync::rcu::read_lock();
+        let raw = self.0.load(Acquire);
+        if raw.is_null() {
+            return None;
+        }
+        let cpu = i32::from(cpu);
+        let queue = move |work_ptr: *mut bindings::work_struct| {
+            // SAFETY: `raw` is a live queue until the read lock drops (type
+            // invariant), and `queue_work_on` is done with it on return;
+            // `__enqueue` passes a valid work item (below).  `cpu` is a
+            // possible CPU (`CpuId`), for each of which an unbound queue has
+            // a pool (of its pod; an offline CPU's work runs elsewhere).
+            unsafe { bindings::queue_work_on(cpu, raw, work_ptr) }
+        };
+        // SAFETY: As `Queue::enqueue`: `__enqueue` fails only if the item is
+        // queued already, keeps `work_ptr` valid for the closure and, once
+        // the closure returned true, until the item has run; `W` is `Send`
+        // and `'static`.
+        Some(unsafe { w.__enqueue(queue) })
     }
 
     /// Queues `rwork` on the slot's queue once an RCU grace period has

@@ -55,7 +55,7 @@ pub(super) fn deliver(dev: &Arc<DevCore>, skb: SkBuff) {
             qp.count(Counter::RcvDropped);
             continue;
         };
-        enqueue(&qp, copy, true);
+        enqueue(&qp, copy, true, false);
     }
     skb.consume();
 }

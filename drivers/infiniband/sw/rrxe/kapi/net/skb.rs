@@ -17,6 +17,10 @@ use kernel::{bindings, prelude::*};
 /// The flag of [`SkBuff::set_rx_vlan`]'s word: a VLAN ID is in its low bits.
 const RX_VLAN_SET: u32 = 1 << 16;
 
+/// The word of `cb` that [`SkBuff::set_icrc_deferred`] keeps (the first
+/// is the VLAN tag's).
+const ICRC_DEFERRED_WORD: usize = 1;
+
 /// An owned `struct sk_buff`.
 ///
 /// # Invariants
@@ -153,6 +157,28 @@ impl SkBuff {
         // the driver took the skb (the receive hand-over always does).
         let word = unsafe { (*self.as_raw()).cb.as_ptr().cast::<u32>().read() };
         (word & RX_VLAN_SET != 0).then_some(word as u16)
+    }
+
+    /// Marks a received skb whose ICRC its receive task still has to check
+    /// (or not), in the second word of `cb` (see [`SkBuff::set_rx_vlan`]).
+    /// The receive path sets it on every skb it queues.
+    pub(crate) fn set_icrc_deferred(&mut self, deferred: bool) {
+        // SAFETY: Valid skb (type invariant): a field's address, no access.
+        let cb = unsafe { core::ptr::addr_of_mut!((*self.as_raw()).cb) };
+        let word = cb.cast::<u32>().wrapping_add(ICRC_DEFERRED_WORD);
+        // SAFETY: `word` is the second of the 48-byte, 8-aligned `cb`'s
+        // words, which the driver owns while it holds the skb.
+        unsafe { word.write(u32::from(deferred)) };
+    }
+
+    /// What [`SkBuff::set_icrc_deferred`] recorded.
+    pub(crate) fn icrc_deferred(&self) -> bool {
+        // SAFETY: Valid skb (type invariant): a field's address, no access.
+        let cb = unsafe { core::ptr::addr_of!((*self.as_raw()).cb) };
+        let word = cb.cast::<u32>().wrapping_add(ICRC_DEFERRED_WORD);
+        // SAFETY: `word` is inside `cb`, initialised memory (see
+        // `set_icrc_deferred`), aligned.
+        unsafe { word.read() != 0 }
     }
 
     /// The shared info (`skb_shinfo`): at `head + end` (`end` is an
