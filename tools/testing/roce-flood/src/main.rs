@@ -11,6 +11,7 @@
 //!     forge: --target TYPE:QPN:PSN,... --forged-src IP,... [--rkey K]
 //!            [--va V] [--len N] [--pmtu N] [--repeat N] [--allow-valid 1]
 //!     sequence: --target TYPE:QPN:PSN --ops OP,... [--rkey K] [--va V]
+//!               [--bad-icrc 1]
 //!     datagram: --qpn N --count N [--qkey K] [--len N|max] [--dst IP]
 //!               [--frame-mtu N]
 //!
@@ -31,10 +32,14 @@
 //! (SEND ONLY of LEN bytes, default 64, at the expected PSN + D,
 //! acknowledge requested), `write:D:LEN` (RDMA WRITE ONLY of LEN bytes to
 //! `--va` with `--rkey`), `read:D:LEN` (RDMA READ of LEN bytes at `--va`
-//! with `--rkey`, RC only), or `ack:D:SYN` (an RC acknowledgement with the
-//! AETH syndrome SYN, e.g. 0x62 for a remote access NAK, at the PSN + D
-//! of the QP's requester, whose next PSN the target's PSN is then).  The
-//! opcodes are RC's or, for a `uc:` target, UC's.
+//! with `--rkey`, RC only), `wfirst:D:LEN` and `wmiddle:D:LEN` (the
+//! first packet of an RDMA WRITE of two packets of LEN bytes, to `--va`
+//! with `--rkey`, and a middle packet: a bulk transfer's), or `ack:D:SYN`
+//! (an RC acknowledgement with the AETH syndrome SYN, e.g. 0x62 for a
+//! remote access NAK, at the PSN + D of the QP's requester, whose next PSN
+//! the target's PSN is then).  The opcodes are RC's or, for a `uc:`
+//! target, UC's.  `--bad-icrc 1` spoils every packet's ICRC (the UDP
+//! checksum is 0, so the stack lets them through to the driver).
 //!
 //! The summary (stdout, or `--summary`) is `key=value` lines: total,
 //! kernel_drop (the IP/UDP stack drops them), uncertain (probably dropped
@@ -285,6 +290,7 @@ fn main() {
             let q = targets.first().unwrap_or_else(|| die("--target needs one QP"));
             let (rkey, va) = (num(&opt("rkey", "0")) as u32, num(&opt("va", "0")));
             let uc = q.ty == QpType::Uc;
+            let bad_icrc = args.contains_key("bad-icrc");
             for op in get("ops").split(',') {
                 let f: Vec<&str> = op.split(':').collect();
                 let arg = |i: usize| num(f.get(i).unwrap_or_else(|| die(&format!("bad op {op}"))));
@@ -300,6 +306,18 @@ fn main() {
                         let opcode = if uc { UC_RDMA_WRITE_ONLY } else { RC_RDMA_WRITE_ONLY };
                         (opcode, ExtHeaders { reth, ..Default::default() }, len as usize)
                     }
+                    // The first packet of a WRITE of two packets of LEN
+                    // bytes, and a middle packet: a bulk transfer's.
+                    ("wfirst", _) => {
+                        let len = arg(2) as u32;
+                        let reth = Some(Reth::new(va, rkey, 2 * len));
+                        let opcode = if uc { UC_RDMA_WRITE_FIRST } else { RC_RDMA_WRITE_FIRST };
+                        (opcode, ExtHeaders { reth, ..Default::default() }, len as usize)
+                    }
+                    ("wmiddle", _) => {
+                        let opcode = if uc { UC_RDMA_WRITE_MIDDLE } else { RC_RDMA_WRITE_MIDDLE };
+                        (opcode, ExtHeaders::default(), arg(2) as usize)
+                    }
                     ("read", false) => {
                         let reth = Some(Reth::new(va, rkey, arg(2) as u32));
                         (RC_RDMA_READ_REQUEST, ExtHeaders { reth, ..Default::default() }, 0)
@@ -308,7 +326,9 @@ fn main() {
                         let aeth = Some(Aeth::new(arg(2) as u8, 0));
                         (RC_ACKNOWLEDGE, ExtHeaders { aeth, ..Default::default() }, 0)
                     }
-                    (k, _) => die(&format!("unknown op {k} for this QP type (send, write; RC: read, ack)")),
+                    (k, _) => die(&format!(
+                        "unknown op {k} for this QP type (send, write, wfirst, wmiddle; RC: read, ack)"
+                    )),
                 };
                 let bth = Bth::new(opcode, q.qpn, psn).with_ack_req(!uc && opcode != RC_ACKNOWLEDGE);
                 let mut roce = vec![0u8; 128 + plen];
@@ -317,6 +337,10 @@ fn main() {
                 let mut l3 = ipv4_udp(peer, local, 0xc000 | (r.u16() & 0x3fff), roce.len(), 0, 64, r.u16()).to_vec();
                 l3.extend_from_slice(&roce);
                 icrc_fill::<TableCrc>(&mut l3).expect("icrc");
+                if bad_icrc {
+                    let n = l3.len();
+                    l3[n - 1] ^= 0xff;
+                }
                 s.total += 1;
                 pcap.frame(&dst_mac, &src_mac, 0x0800, &l3).unwrap_or_else(|e| die(&e.to_string()));
             }

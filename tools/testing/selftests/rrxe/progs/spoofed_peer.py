@@ -17,7 +17,13 @@ their peers; the packets are injected by the test on request
    receive.  Both QPs stay in RTS; without an SRQ nothing completes, with
    one the receive the SEND took completes with LOC_LEN_ERR (as on RC);
    the peer's next SEND lands in the next receive, byte-exact.
-3. (--alt ALT_GIDX_A ALT_GIDX_B, rrxe only: C rxe has no APM) The
+3. A bulk transfer's packets with a spoiled ICRC: an RDMA WRITE's
+   first and a middle packet at the expected PSN, valid but for the ICRC
+   (rrxe leaves the ICRC of such packets to the receive task,
+   qp/placement.rs).  They are dropped: the QP stays in RTS, nothing lands
+   and nothing completes, and the peer's own WRITE at that PSN then lands
+   byte-exact (had the first packet been taken, it would be a duplicate).
+4. (--alt ALT_GIDX_A ALT_GIDX_B, rrxe only: C rxe has no APM) The
    armed alternate path: from the peer's alternate address,
    a stale ACK, a stale NAK and a request ahead of the expected PSN must
    not migrate the QP (path_mig_state stays ARMED); then a valid SEND
@@ -188,6 +194,35 @@ def uc_errors():
             check(False, f"{name}: the peer's SEND after the over-long SEND: {err}", "delivered")
 
 
+def bulk_bad_icrc():
+    cq = CQ(A.ctx, 16)
+    qa, qb = make_qp(A.pd, cq), make_qp(B.pd, B.cq)
+    connect_pair(qa, qb, A, B, RW, psn=0x9000, peer_psn=0x9000)
+    base, n = 16384, 2048
+    A.mr.write(bytes(n), n, base)
+    inj.inject(f"--target rc:{qa.qp_num}:{0x9000} --rkey {A.mr.rkey} --va {A.mr.buf + base} "
+               f"--ops wfirst:0:1024,wmiddle:1:1024 --bad-icrc 1")
+    check(st(qa) == "RTS", f"RC QP after a WRITE's first and middle packets with a bad ICRC: {st(qa)}", "RTS")
+    clean = A.mr.read(n, base) == bytes(n)
+    check(clean, "their data: " + ("nothing landed" if clean else "landed"), "nothing landed")
+    got = drain(cq)
+    check(got == "none", f"completions after them: {got}", "none")
+    data = ramp(n, 7)
+    B.mr.write(data, n, 0)
+    wr = SendWR(wr_id=10, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(B.mr.buf, n, B.mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(A.mr.rkey, A.mr.buf + base)
+    qb.post_send(wr)
+    try:
+        wc = poll(B.cq, "the peer's WRITE", timeout=20)[0]
+        exact = A.mr.read(n, base) == data
+        check(wc.status == e.IBV_WC_SUCCESS and exact,
+              f"the peer's WRITE at that PSN: status {wc.status} data {'exact' if exact else 'differs'}",
+              "status 0, exact")
+    except AssertionError as err:
+        check(False, f"the peer's WRITE at that PSN: {err}", "status 0, exact")
+
+
 def apm(alt_a, alt_b):
     MIG_ARMED, MIG_MIGRATED = 2, 0
     alt_gid_b = B.ctx.query_gid(1, alt_b)
@@ -216,6 +251,7 @@ def apm(alt_a, alt_b):
 
 stale_naks()
 uc_errors()
+bulk_bad_icrc()
 if alt:
     apm(*alt)
 if failures:

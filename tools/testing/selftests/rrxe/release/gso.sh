@@ -9,7 +9,10 @@
 # it).  Cut in software before the sending veth (gso_max_segs 1), every
 # segment is an ordinary RoCEv2 packet whose ICRC progs/icrc_check.py
 # verifies (written independently of rrxe's code), over IPv4 and IPv6.
-# Written N in sysfs at run time, nothing is batched.  Then SENDs and
+# Written N in sysfs at run time, nothing is batched.  The receiver of
+# those WRITEs, with bulk_home on (the default, qp/placement.rs), leaves
+# the ICRC of each message's first and middle packets to its receive task
+# (icrc_deferred counts 63 a message); with bulk_home N, to none.  Then SENDs and
 # WRITEs of 64 KiB both ways at once (-b) between rrxe and C rxe at MTU
 # 1024 and 4096 (make test: WRITEs at 1024, SENDs at 4096).  Then single packets lost out of batches: netem's corrupt
 # cuts a GSO skb and flips a bit in its first segment, which the receiver
@@ -24,8 +27,10 @@ ksft_require_py pyverbs
 . "$RRXE_LIB/perftest.sh"
 
 param=/sys/module/rdma_rrxe/parameters/gso
+home=/sys/module/rdma_rrxe/parameters/bulk_home
 set_gso() { echo "$1" >"$param" || fail "cannot write $1 to $param"; }
-ksft_cleanup 'echo Y >/sys/module/rdma_rrxe/parameters/gso 2>/dev/null; pp_teardown'
+ksft_cleanup 'echo Y >/sys/module/rdma_rrxe/parameters/gso 2>/dev/null
+	echo Y >/sys/module/rdma_rrxe/parameters/bulk_home 2>/dev/null; pp_teardown'
 
 # capture NS DEV OUT -w|-v ARGS...: tcpdump on DEV (in NS) around one
 # ib_write_bw from ppb0 (the client, which sends) to ppa0; -w: a pcap, -v:
@@ -55,9 +60,23 @@ longest() { sed -n 's/.*UDP, length \([0-9]*\).*/\1/p' "$1" | sort -n | tail -1;
 
 pp_setup_pair rrxe rrxe
 [ "$(cat "$param")" = Y ] || fail "gso is not on by default: $(cat "$param")"
+[ "$(cat "$home")" = Y ] || fail "bulk_home is not on by default: $(cat "$home")"
 b0=$(hw_counter ppb0 gso_batches)
+d0=$(hw_counter ppa0 icrc_deferred)
 capture ppA vpa /tmp/gso-rx.txt -v -s 65536 -n 40 -m 1024
 b1=$(hw_counter ppb0 gso_batches)
+d1=$(hw_counter ppa0 icrc_deferred)
+note "bulk_home on: the receive task checked $((d1 - d0)) ICRCs of 40 messages of 64 packets"
+[ "$((d1 - d0))" -ge $((40 * 63)) ] || fail "$((d1 - d0)) ICRCs deferred, fewer than 63 a message"
+echo N >"$home" || fail "cannot write N to $home"
+d2=$(hw_counter ppa0 icrc_deferred)
+out=$(pt_run ib_write_bw ppa0 ppA ppb0 ppB 10.77.0.1 -s 65536 -n 20 -m 1024) ||
+	fail "ib_write_bw with bulk_home N: $out"
+d3=$(hw_counter ppa0 icrc_deferred)
+echo Y >"$home" || fail "cannot write Y to $home"
+[ "$d3" = "$d2" ] || fail "$((d3 - d2)) ICRCs deferred with bulk_home N"
+note "bulk_home off: no ICRC deferred"
+
 long=$(longest /tmp/gso-rx.txt)
 note "gso on: $((b1 - b0)) batches for 40 WRITEs of 64 KiB, longest UDP payload on the receiving veth $long"
 [ "$((b1 - b0))" -ge 40 ] || fail "fewer batches ($((b1 - b0))) than messages"
