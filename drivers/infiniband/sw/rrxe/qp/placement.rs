@@ -11,18 +11,18 @@
 //! process, pinned to the other CPU, then shares nothing of the work and
 //! gets none of it done faster (`performance.rst`).
 //!
-//! While a QP moves multi-packet SENDs and WRITEs (the `bulk` hints
-//! below), its tasks are queued instead on the CPU its process last ran
-//! on ([`Placement::home`]: creation, then each doorbell), on the
-//! engine's high-priority queue, so that the work of each QP runs beside
-//! its owner, ahead of the owner's busy poll; and the receive path leaves
-//! the ICRC of such a request's first and middle packets to the receive
-//! task (`engine/rx.rs`), so that the receiver's CPU checks it, not the
+//! While a QP moves SENDs and WRITEs of at least [`BULK_PKTS`] packets (the
+//! `bulk` hints below), its tasks are queued instead on the CPU its process
+//! last ran on (`home`: creation, then each doorbell), on the engine's
+//! high-priority queue, so that the work of each QP runs beside its owner,
+//! ahead of the owner's busy poll; and the receive path leaves the ICRC of
+//! such a request's first and middle packets to the receive task
+//! (`engine/rx.rs`), so that the receiver's CPU checks it, not the
 //! sender's.  The two QPs of a stream then work in parallel on their two
-//! CPUs.  Single-packet messages (latency: each hand-off to another CPU
-//! costs a wake-up there) keep the default placement and the softirq's
-//! ICRC check.  Kernel consumers' QPs keep the default: they post from
-//! any context, and their owner is no process.
+//! CPUs.  Shorter messages (each hand-off to another CPU costs a wake-up
+//! there, which a few packets do not pay for) keep the default placement
+//! and the softirq's ICRC check.  Kernel consumers' QPs keep the default:
+//! they post from any context, and their owner is no process.
 //!
 //! The module parameter `bulk_home` (writable at run time) turns it off.
 //! The hints are relaxed atomics: a stale one only places one work item
@@ -38,14 +38,24 @@ use kernel::{
 use crate::param;
 use crate::proto::opcode::OpcodeInfo;
 
+/// Packets a message needs to count as bulk.  A hand-off to another
+/// CPU costs a wake-up there; measured (`performance.rst`), 4 KiB WRITEs
+/// at MTU 1024 (four packets) lost half their bandwidth when placed, 64
+/// KiB ones (sixteen at MTU 4096) gained a third.
+pub(crate) const BULK_PKTS: u32 = 8;
+
 /// A user QP's placement hints.
 pub(crate) struct Placement {
     /// The CPU the QP's process last ran on.
     home: Atomic<u32>,
-    /// The send task is sending a message of several packets.
+    /// The send task is sending a message of at least [`BULK_PKTS`]
+    /// packets.
     send_bulk: Atomic<bool>,
-    /// The last request message that began had several packets.
+    /// The request messages arriving are bulk: the current one has
+    /// reached [`BULK_PKTS`] packets, or the last one had.
     recv_bulk: Atomic<bool>,
+    /// Request packets of the current message so far.
+    recv_run: Atomic<u32>,
 }
 
 impl Placement {
@@ -55,6 +65,7 @@ impl Placement {
             home: Atomic::new(CpuId::current().as_u32()),
             send_bulk: Atomic::new(false),
             recv_bulk: Atomic::new(false),
+            recv_run: Atomic::new(0),
         }
     }
 
@@ -71,32 +82,40 @@ impl Placement {
     /// packets that needs no response (a SEND or WRITE; a READ's or an
     /// atomic's request is one packet whatever its response).
     pub(crate) fn note_send(&self, npkts: u32, needs_response: bool) {
-        let bulk = npkts > 1 && !needs_response;
+        let bulk = npkts >= BULK_PKTS && !needs_response;
         if self.send_bulk.load(Relaxed) != bulk {
             self.send_bulk.store(bulk, Relaxed);
         }
     }
 
     /// A request packet with opcode `info` passed the receive path's
-    /// checks: a first packet of a SEND or WRITE starts a bulk run, a
-    /// message of one packet ends it, and the rest leave it as it is.
-    /// True if this packet's ICRC is left to the receive task (bulk
-    /// placement on for the QP, and a first or middle packet).
+    /// checks: a message of one packet, or one that ends short of
+    /// [`BULK_PKTS`], ends a bulk run; one that reaches it starts one.
+    /// True if this packet's ICRC is left to the receive task (a first or
+    /// middle packet in a bulk run, placement on for the QP).
     pub(crate) fn note_request(&self, user: bool, info: &OpcodeInfo) -> bool {
         self.note_request_as(info) && user && param::bulk_home()
     }
 
     /// [`Placement::note_request`] without the QP's owner and the module
-    /// parameter: true for a first or middle packet.
+    /// parameter.
     fn note_request_as(&self, info: &OpcodeInfo) -> bool {
         if !info.has_payload() || info.is_only() {
             self.recv_bulk.store(false, Relaxed);
             return false;
         }
-        if info.is_first() {
+        let run = if info.is_first() {
+            1
+        } else {
+            self.recv_run.load(Relaxed).saturating_add(1)
+        };
+        self.recv_run.store(run, Relaxed);
+        if run >= BULK_PKTS {
             self.recv_bulk.store(true, Relaxed);
+        } else if info.is_last() {
+            self.recv_bulk.store(false, Relaxed);
         }
-        !info.is_last()
+        !info.is_last() && self.recv_bulk.load(Relaxed)
     }
 
     /// The CPU to queue the send task on, if not the default.
@@ -135,26 +154,47 @@ mod tests {
         p.cpu(true, p.recv_bulk.load(Relaxed)).is_some()
     }
 
+    /// Notes a message of `n` packets of `first`, `middle`, `last`; how
+    /// many ICRCs were deferred.
+    fn message(p: &Placement, n: u32, ops: (u8, u8, u8)) -> u32 {
+        let mut deferred = u32::from(p.note_request_as(info(ops.0)));
+        for _ in 0..n - 2 {
+            deferred += u32::from(p.note_request_as(info(ops.1)));
+        }
+        deferred + u32::from(p.note_request_as(info(ops.2)))
+    }
+
+    const SEND: (u8, u8, u8) = (RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_LAST);
+
     #[test]
-    fn a_multi_packet_message_runs_at_home_and_defers_its_icrc() {
+    fn a_long_message_runs_at_home_and_defers_its_icrc() {
         let p = Placement::new();
         assert!(!recv_home(&p));
-        assert!(p.note_request_as(info(RC_SEND_FIRST)));
+        // The first message: from its BULK_PKTS-th packet on, all but the
+        // last.
+        assert_eq!(message(&p, 64, SEND), 64 - BULK_PKTS);
         assert!(recv_home(&p));
-        assert!(p.note_request_as(info(RC_SEND_MIDDLE)));
-        // The last packet is checked in softirq; the run stays at home.
-        assert!(!p.note_request_as(info(RC_SEND_LAST)));
+        // The next: all but the last, as the run goes on.
+        assert_eq!(message(&p, 64, SEND), 63);
         assert!(recv_home(&p));
         assert_eq!(p.cpu(true, true), CpuId::from_u32(p.home.load(Relaxed)));
     }
 
     #[test]
-    fn single_packet_messages_keep_the_default() {
+    fn short_messages_keep_the_default() {
         let p = Placement::new();
-        assert!(p.note_request_as(info(RC_RDMA_WRITE_FIRST)));
+        assert_eq!(message(&p, 64, SEND), 64 - BULK_PKTS);
+        // A short multi-packet message ends the run (its first packets,
+        // still in it, are deferred).
+        message(&p, 4, SEND);
+        assert!(!recv_home(&p));
+        assert_eq!(message(&p, 4, SEND), 0);
+        // A message of BULK_PKTS starts a run at its last packet.
+        assert_eq!(message(&p, BULK_PKTS, SEND), 0);
+        assert!(recv_home(&p));
         assert!(!p.note_request_as(info(RC_SEND_ONLY)));
         assert!(!recv_home(&p));
-        assert!(p.note_request_as(info(RC_RDMA_WRITE_FIRST)));
+        assert!(!p.note_request_as(info(RC_RDMA_WRITE_FIRST)));
         assert!(!p.note_request_as(info(RC_RDMA_READ_REQUEST)));
         assert!(!recv_home(&p));
     }
@@ -169,8 +209,9 @@ mod tests {
         // A READ's request is one packet whatever its response.
         p.note_send(64, true);
         assert!(p.cpu(true, p.send_bulk.load(Relaxed)).is_none());
-        p.note_send(2, false);
-        p.note_send(1, false);
+        p.note_send(BULK_PKTS, false);
+        assert!(p.cpu(true, p.send_bulk.load(Relaxed)).is_some());
+        p.note_send(BULK_PKTS - 1, false);
         assert!(p.cpu(true, p.send_bulk.load(Relaxed)).is_none());
     }
 }

@@ -27,9 +27,9 @@
 # than the posted receive to a UC QP without and with an SRQ (the
 # message is dropped, the QP stays in RTS and delivers the peer's next
 # SEND; with the SRQ, the receive the SEND took completes in error); an
-# RDMA WRITE's first and middle packets with a spoiled ICRC, which rrxe
-# checks in the receive task (dropped: nothing lands, the peer's WRITE at
-# that PSN then does); on
+# RDMA WRITE's first and nine middle packets with a spoiled ICRC, the
+# last three of which rrxe checks in the receive task (dropped: nothing
+# lands, the peer's WRITE at that PSN then does); on
 # rrxe also, from the armed alternate path (a second address pair), a
 # stale ACK, stale NAKs and requests out of sequence, which must not
 # migrate the QP, then a valid SEND, which must.  C rxe, as the target,

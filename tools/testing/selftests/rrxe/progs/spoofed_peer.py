@@ -18,9 +18,9 @@ their peers; the packets are injected by the test on request
    one the receive the SEND took completes with LOC_LEN_ERR (as on RC);
    the peer's next SEND lands in the next receive, byte-exact.
 3. A bulk transfer's packets with a spoiled ICRC: an RDMA WRITE's
-   first and a middle packet at the expected PSN, valid but for the ICRC
-   (rrxe leaves the ICRC of such packets to the receive task,
-   qp/placement.rs).  They are dropped: the QP stays in RTS, nothing lands
+   first and nine middle packets at the expected PSNs, valid but for the
+   ICRC (rrxe leaves the ICRC of a message's packets from its 8th on to
+   the receive task, qp/placement.rs; the first seven the softirq checks).  They are dropped: the QP stays in RTS, nothing lands
    and nothing completes, and the peer's own WRITE at that PSN then lands
    byte-exact (had the first packet been taken, it would be a duplicate).
 4. (--alt ALT_GIDX_A ALT_GIDX_B, rrxe only: C rxe has no APM) The
@@ -201,7 +201,7 @@ def bulk_bad_icrc():
     base, n = 16384, 2048
     A.mr.write(bytes(n), n, base)
     inj.inject(f"--target rc:{qa.qp_num}:{0x9000} --rkey {A.mr.rkey} --va {A.mr.buf + base} "
-               f"--ops wfirst:0:1024,wmiddle:1:1024 --bad-icrc 1")
+               f"--ops wfirst:0:1024,{','.join(f'wmiddle:{d}:1024' for d in range(1, 10))} --bad-icrc 1")
     check(st(qa) == "RTS", f"RC QP after a WRITE's first and middle packets with a bad ICRC: {st(qa)}", "RTS")
     clean = A.mr.read(n, base) == bytes(n)
     check(clean, "their data: " + ("nothing landed" if clean else "landed"), "nothing landed")
