@@ -108,16 +108,15 @@ pub(crate) fn gso() -> bool {
 }
 
 crate::kapi::runtime_param::runtime_bool_param! {
-    /// Whether a user QP that moves multi-packet SENDs and WRITEs runs
-    /// those tasks on its owner's CPU at high priority
-    /// (`engine/placement.rs`): the module parameter `bulk_home`, writable
-    /// at run time so one boot can compare both ways.
+    /// Whether a user QP that moves SENDs and WRITEs of many packets runs
+    /// those tasks on its owner's CPU at high priority (`qp/placement.rs`):
+    /// the module parameter `bulk_home`, writable at run time so one boot
+    /// can compare both ways.
     static BULK_HOME: "rdma_rrxe"."bulk_home" = true,
-        "Run a user QP's multi-packet SENDs and WRITEs on its process's CPU, at high priority, and check their ICRC there (default Y; N: where the packets arrive, as C rxe)";
+        "Run a user QP's SENDs and WRITEs of 8 packets or more on its process's CPU, at high priority, and check their ICRC there (default Y; N: where the packets arrive, as C rxe)";
 }
 
-/// Whether multi-packet transfers are placed on their owner's CPU
-/// ([`BULK_HOME`]).
+/// Whether bulk transfers are placed on their owner's CPU ([`BULK_HOME`]).
 pub(crate) fn bulk_home() -> bool {
     BULK_HOME.get()
 }

@@ -194,8 +194,8 @@ pub(crate) struct Qp {
     /// The hrtimer fired since the send task last looked (`engine/send.rs`
     /// reads the clock only then).
     pub(crate) timer_fired: Atomic<bool>,
-    /// Where the QP's tasks run while it moves multi-packet messages
-    /// (`engine/placement.rs`).
+    /// Where the QP's tasks run while it moves long messages
+    /// (`qp/placement.rs`).
     pub(crate) placement: Placement,
     /// Who runs the send task (`qp/task.rs`).
     pub(crate) send_sched: TaskWord,

@@ -92,9 +92,12 @@ pub(crate) fn with_queued(qp: &Qp, skb: SkBuff, f: impl FnOnce(&RxPacket<'_>, &P
         return;
     };
     // The receive path left this request's ICRC to us (`qp/placement.rs`).
-    if skb.icrc_deferred() && !icrc_ok(&skb, &lay) {
-        qp.count(Counter::RcvDropped);
-        return;
+    if skb.icrc_deferred() {
+        qp.count(Counter::IcrcDeferred);
+        if !icrc_ok(&skb, &lay) {
+            qp.count(Counter::RcvDropped);
+            return;
+        }
     }
     let rx = RxPacket {
         skb: &skb,
@@ -232,7 +235,6 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
     // receive task for the first and middle packets of a bulk transfer
     // (`qp/placement.rs`).
     if request && qp.placement.note_request(qp.user, pkt.info()) {
-        qp.count(Counter::IcrcDeferred);
         return Ok(Target::Qp(qp, request, true));
     }
     let icrc_good = icrc_ok(skb, &lay) || (pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb));

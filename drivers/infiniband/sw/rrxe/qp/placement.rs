@@ -69,8 +69,7 @@ impl Placement {
         }
     }
 
-    /// The QP's process runs here now (its doorbell).  Written only when
-    /// it moved, so that a doorbell does not dirty the line for nothing.
+    /// The QP's process runs here now (its doorbell).
     pub(crate) fn set_home(&self) {
         let cpu = CpuId::current().as_u32();
         if self.home.load(Relaxed) != cpu {
@@ -82,10 +81,7 @@ impl Placement {
     /// packets that needs no response (a SEND or WRITE; a READ's or an
     /// atomic's request is one packet whatever its response).
     pub(crate) fn note_send(&self, npkts: u32, needs_response: bool) {
-        let bulk = npkts >= BULK_PKTS && !needs_response;
-        if self.send_bulk.load(Relaxed) != bulk {
-            self.send_bulk.store(bulk, Relaxed);
-        }
+        set_flag(&self.send_bulk, npkts >= BULK_PKTS && !needs_response);
     }
 
     /// A request packet with opcode `info` passed the receive path's
@@ -93,15 +89,19 @@ impl Placement {
     /// [`BULK_PKTS`], ends a bulk run; one that reaches it starts one.
     /// True if this packet's ICRC is left to the receive task (a first or
     /// middle packet in a bulk run, placement on for the QP).
+    /// A kernel consumer's QP, or any with the parameter off, keeps no
+    /// hints (a stale one, when the parameter comes back on, places one
+    /// work item or defers one message's ICRCs as the run it ended would
+    /// have).
     pub(crate) fn note_request(&self, user: bool, info: &OpcodeInfo) -> bool {
-        self.note_request_as(info) && user && param::bulk_home()
+        user && param::bulk_home() && self.note_request_as(info)
     }
 
     /// [`Placement::note_request`] without the QP's owner and the module
     /// parameter.
     fn note_request_as(&self, info: &OpcodeInfo) -> bool {
         if !info.has_payload() || info.is_only() {
-            self.recv_bulk.store(false, Relaxed);
+            set_flag(&self.recv_bulk, false);
             return false;
         }
         let run = if info.is_first() {
@@ -111,9 +111,9 @@ impl Placement {
         };
         self.recv_run.store(run, Relaxed);
         if run >= BULK_PKTS {
-            self.recv_bulk.store(true, Relaxed);
+            set_flag(&self.recv_bulk, true);
         } else if info.is_last() {
-            self.recv_bulk.store(false, Relaxed);
+            set_flag(&self.recv_bulk, false);
         }
         !info.is_last() && self.recv_bulk.load(Relaxed)
     }
@@ -135,6 +135,15 @@ impl Placement {
             return None;
         }
         CpuId::from_u32(self.home.load(Relaxed))
+    }
+}
+
+/// Sets `flag` to `v`, writing only if it changes: the hints are read and
+/// noted per packet, and an unchanged one need not dirty its cache line
+/// (the home CPU, a `u32`, is kept the same way).
+fn set_flag(flag: &Atomic<bool>, v: bool) {
+    if flag.load(Relaxed) != v {
+        flag.store(v, Relaxed);
     }
 }
 

@@ -17,9 +17,12 @@ use kernel::{bindings, prelude::*};
 /// The flag of [`SkBuff::set_rx_vlan`]'s word: a VLAN ID is in its low bits.
 const RX_VLAN_SET: u32 = 1 << 16;
 
-/// The word of `cb` that [`SkBuff::set_icrc_deferred`] keeps (the first
-/// is the VLAN tag's).
+/// The words of `cb` the driver keeps (see [`SkBuff::set_rx_vlan`]): the
+/// VLAN tag's and [`SkBuff::set_icrc_deferred`]'s.
+const RX_VLAN_WORD: usize = 0;
 const ICRC_DEFERRED_WORD: usize = 1;
+// Both inside `cb`'s 48 bytes.
+const _: () = assert!(RX_VLAN_WORD < 12 && ICRC_DEFERRED_WORD < 12);
 
 /// An owned `struct sk_buff`.
 ///
@@ -145,40 +148,48 @@ impl SkBuff {
     /// copies it.
     pub(crate) fn set_rx_vlan(&mut self, vlan: Option<u16>) {
         let word = vlan.map_or(0u32, |id| RX_VLAN_SET | u32::from(id));
-        // SAFETY: Valid skb we own (type invariant); `cb` is 48 bytes, at
-        // least 4-aligned.
-        unsafe { (*self.as_raw()).cb.as_mut_ptr().cast::<u32>().write(word) };
+        self.set_cb_word(RX_VLAN_WORD, word);
     }
 
-    /// The VLAN ID [`SkBuff::set_rx_vlan`] recorded.
+    /// The VLAN ID [`SkBuff::set_rx_vlan`] recorded (the receive hand-over
+    /// always writes it when the driver takes the skb).
     pub(crate) fn rx_vlan(&self) -> Option<u16> {
-        // SAFETY: Valid skb (type invariant); `cb` is initialised memory
-        // (the allocation zeroes it), and `set_rx_vlan` wrote the word when
-        // the driver took the skb (the receive hand-over always does).
-        let word = unsafe { (*self.as_raw()).cb.as_ptr().cast::<u32>().read() };
+        let word = self.cb_word(RX_VLAN_WORD);
         (word & RX_VLAN_SET != 0).then_some(word as u16)
     }
 
     /// Marks a received skb whose ICRC its receive task still has to check
-    /// (or not), in the second word of `cb` (see [`SkBuff::set_rx_vlan`]).
-    /// The receive path sets it on every skb it queues.
+    /// (or not), in its own word of `cb`.  The receive path sets it on
+    /// every skb it queues.
     pub(crate) fn set_icrc_deferred(&mut self, deferred: bool) {
-        // SAFETY: Valid skb (type invariant): a field's address, no access.
-        let cb = unsafe { core::ptr::addr_of_mut!((*self.as_raw()).cb) };
-        let word = cb.cast::<u32>().wrapping_add(ICRC_DEFERRED_WORD);
-        // SAFETY: `word` is the second of the 48-byte, 8-aligned `cb`'s
-        // words, which the driver owns while it holds the skb.
-        unsafe { word.write(u32::from(deferred)) };
+        self.set_cb_word(ICRC_DEFERRED_WORD, u32::from(deferred));
     }
 
     /// What [`SkBuff::set_icrc_deferred`] recorded.
     pub(crate) fn icrc_deferred(&self) -> bool {
+        self.cb_word(ICRC_DEFERRED_WORD) != 0
+    }
+
+    /// Writes word `i` (one of the constants above) of `cb`.
+    fn set_cb_word(&mut self, i: usize, v: u32) {
+        // SAFETY: Valid skb (type invariant): a field's address, no access.
+        let cb = unsafe { core::ptr::addr_of_mut!((*self.as_raw()).cb) };
+        let word = cb.cast::<u32>().wrapping_add(i);
+        // SAFETY: `word` is one of the 48-byte, 8-aligned `cb`'s words
+        // (`i` < 12, asserted above), which the driver owns while it holds
+        // the skb.
+        unsafe { word.write(v) };
+    }
+
+    /// Reads word `i` (one of the constants above) of `cb`.
+    fn cb_word(&self, i: usize) -> u32 {
         // SAFETY: Valid skb (type invariant): a field's address, no access.
         let cb = unsafe { core::ptr::addr_of!((*self.as_raw()).cb) };
-        let word = cb.cast::<u32>().wrapping_add(ICRC_DEFERRED_WORD);
-        // SAFETY: `word` is inside `cb`, initialised memory (see
-        // `set_icrc_deferred`), aligned.
-        unsafe { word.read() != 0 }
+        let word = cb.cast::<u32>().wrapping_add(i);
+        // SAFETY: `word` is inside `cb` (`i` < 12), aligned, initialised
+        // memory (the allocation zeroes it, and the driver writes its
+        // words when it takes the skb).
+        unsafe { word.read() }
     }
 
     /// The shared info (`skb_shinfo`): at `head + end` (`end` is an
