@@ -122,10 +122,10 @@ impl QueueSlot {
         if raw.is_null() {
             return None;
         }
+        // `SlotGuard::drop` clears the slot and waits for a grace period
+        // before it destroys the queue.
         // SAFETY: By the type invariant, a non-null pointer read under RCU
-        // stays valid until the read lock is dropped: `SlotGuard::drop`
-        // clears the slot and waits for a grace period before destroying
-        // the queue.
+        // stays valid until the read lock is dropped.
         Some(f(unsafe { Queue::from_raw(raw) }))
     }
 
@@ -145,19 +145,17 @@ impl QueueSlot {
         if raw.is_null() {
             return None;
         }
+        // `cpu` is a possible CPU (`CpuId`), each of which an unbound queue
+        // maps to the pool of its pod (an offline CPU's work runs elsewhere).
         let cpu = i32::from(cpu);
         let queue = move |work_ptr: *mut bindings::work_struct| {
-            // SAFETY: `raw` is a live queue until the read lock drops (type
-            // invariant), and `queue_work_on` is done with it on return;
-            // `__enqueue` passes a valid work item (below).  `cpu` is a
-            // possible CPU (`CpuId`), for each of which an unbound queue has
-            // a pool (of its pod; an offline CPU's work runs elsewhere).
+            // SAFETY: `raw` stays live until the read lock drops (type
+            // invariant); `__enqueue` passes a valid work item.
             unsafe { bindings::queue_work_on(cpu, raw, work_ptr) }
         };
-        // SAFETY: As `Queue::enqueue`: `__enqueue` fails only if the item is
-        // queued already, keeps `work_ptr` valid for the closure and, once
-        // the closure returned true, until the item has run; `W` is `Send`
-        // and `'static`.
+        // `__enqueue` keeps `work_ptr` valid for the closure and, once it
+        // returned true, until the item has run; `W` is `Send + 'static`.
+        // SAFETY: As `Queue::enqueue`, with the closure above.
         Some(unsafe { w.__enqueue(queue) })
     }
 

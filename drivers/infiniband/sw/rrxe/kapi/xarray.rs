@@ -353,10 +353,9 @@ impl<T: Send + Sync + 'static> RcuTable<T> {
         if old.is_null() {
             return false;
         }
-        // SAFETY: `old` was a published entry of this table (not the zero
-        // entry, which `xa_load` returns as NULL), produced by
-        // `into_foreign` (type invariant) and no longer reachable from the
-        // table.
+        // Not the zero entry, which `xa_load` returns as NULL.
+        // SAFETY: `old` was a published entry of this table, produced by
+        // `into_foreign` (type invariant), no longer reachable from it.
         unsafe { self.release_after_grace_period(old, rel) };
         true
     }

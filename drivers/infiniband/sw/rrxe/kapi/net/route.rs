@@ -159,10 +159,10 @@ impl Route {
     /// RCU does until the section ends.
     fn with_out_dev<R>(&self, f: impl FnOnce(*const bindings::net_device) -> R) -> R {
         let _rcu = kernel::sync::rcu::read_lock();
+        // A volatile read is `rcu_dereference` (`dst->dev_rcu`, the same
+        // union field as `dev`) on every architecture Rust for Linux supports.
         // SAFETY: The dst is referenced (type invariant), so the field is
-        // readable; a volatile read is `rcu_dereference` (`dst->dev_rcu`,
-        // the same union field as `dev`) on every architecture Rust for
-        // Linux supports.
+        // readable.
         let dev = unsafe {
             core::ptr::read_volatile(&raw const (*self.dst.as_ptr()).__bindgen_anon_1.dev)
         };

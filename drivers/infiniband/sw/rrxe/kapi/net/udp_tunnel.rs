@@ -58,10 +58,9 @@ impl Net {
 impl NetDevice {
     /// The namespace the device is in.
     pub(crate) fn net(&self) -> &Net {
+        // Namespace teardown moves or unregisters its devices first.
         // SAFETY: The device is live for the borrow of `self` (type
-        // invariant of `NetDevice`), and a device belongs to a live
-        // namespace while it is live (namespace teardown moves or
-        // unregisters its devices first).
+        // invariant of `NetDevice`), and a live device's namespace is live.
         unsafe { Net::from_raw(bindings::dev_net(self.as_raw())) }
     }
 }
@@ -158,10 +157,9 @@ impl<H: EncapRecv> Drop for TunnelSocket<H> {
         // SAFETY: We own the socket (type invariant) and release it once,
         // here; nothing uses it afterwards.
         unsafe { bindings::udp_tunnel_sock_release(sk) };
-        // SAFETY: Process context (drop of an owned socket).  After the
-        // release no new handler call starts, and this waits out those in
-        // progress (they run under RCU in softirq), so `H` is not used
-        // after this returns.
+        // After the release no new handler call starts, and this waits out
+        // those in progress (under RCU in softirq): `H` is unused after it.
+        // SAFETY: Process context (drop of an owned socket).
         unsafe { bindings::synchronize_net() };
     }
 }

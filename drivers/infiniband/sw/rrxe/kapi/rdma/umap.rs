@@ -229,10 +229,10 @@ impl UserMapping {
 
     /// The area's words (user space writes them too).
     pub(crate) fn words(&self) -> Words<'_> {
+        // The area lives as long as `self` (our reference on the entry);
+        // the kernel accesses it only through `Words`.
         // SAFETY: By the type invariants of `Entry` and `UserMapping`, the
-        // area is page aligned and at least `len` bytes long, and it lives
-        // as long as `self` (our reference on the entry); the kernel
-        // accesses it only through `Words`.
+        // area is page aligned and at least `len` bytes long.
         unsafe { Words::new(self.entry().area, self.len()) }
     }
 }

@@ -107,10 +107,10 @@ impl<T: Driver> Vtable<T> {
 /// Only called by ib_core, through the ops table, with the arguments its
 /// `struct ib_device_ops` documents as valid for the call.
 unsafe extern "C" fn dealloc_driver<T: Driver>(ib: *mut bindings::ib_device) {
+    // `T` was initialised before the ops (and so this callback) were
+    // installed, and `drop_data` below has not run yet.
     // SAFETY: ib_core calls this on a device made by `Device::register`
-    // (whose ops these are), once, before freeing the memory; `T` was
-    // initialised before the ops (and thus this callback) were installed,
-    // and `drop_data` below has not run yet.
+    // (whose ops these are), once, before freeing the memory.
     let dev = unsafe { Device::<T>::from_raw(ib) };
     T::release(dev);
     // SAFETY: This is `dealloc_driver`, called once per device after the

@@ -307,10 +307,10 @@ impl<'a> RcQp<'a> {
         let wr: *const bindings::ib_send_wr = if is_reg { &reg.wr } else { &rdma.wr };
         let mut bad: *const bindings::ib_send_wr = core::ptr::null();
         let post = self.ops().post_send.ok_or_else(crate::kapi::eopnotsupp)?;
+        // `wr` points into `rdma` or `reg`, alive for the call; the buffers
+        // and region it names outlive the QP (`'a`).
         // SAFETY: Called as `ib_post_send` does, with a live QP (type
-        // invariant) and one complete request (`wr` points into `rdma` or
-        // `reg`, alive for the call); the buffers and region it names
-        // outlive the QP (`'a`).
+        // invariant) and one complete request.
         kernel::error::to_result(unsafe { post(self.qp.as_ptr(), wr, &mut bad) })
     }
 }

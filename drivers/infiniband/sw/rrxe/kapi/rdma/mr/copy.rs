@@ -62,10 +62,10 @@ pub(super) fn append_to(
             return;
         }
         let fill = |dst: *mut u8| {
+            // User space may write the region concurrently: the copy is a
+            // byte snapshot.
             // SAFETY: `src` is `len` mapped bytes of the region, `dst` `len`
-            // writable bytes inside the skb (`put_with`): disjoint.  (User
-            // space may write the region concurrently: the copy is a byte
-            // snapshot.)
+            // writable bytes inside the skb (`put_with`): disjoint.
             unsafe { core::ptr::copy_nonoverlapping(src, dst, len) }
         };
         // SAFETY: `fill` writes exactly `len` bytes.

@@ -253,10 +253,10 @@ impl OdpUmem {
     pub(crate) fn release(&self) {
         let umem = self.umem.lock().take();
         if let Some(u) = umem {
-            // SAFETY: Taken out under the lock that every access holds
-            // (type invariant), so no access uses it any more and none will;
-            // we own it, and this is its one release (type invariant of
-            // `Umem`).
+            // Taken out under the lock that every access holds (type
+            // invariant), so no access uses it any more and none will.
+            // SAFETY: We own it, and this is its one release (type invariant
+            // of `Umem`).
             unsafe { bindings::ib_umem_odp_release(u.0.as_ptr()) };
         }
     }
