@@ -19,9 +19,9 @@
 # to $RRXE_OUT/prof: DRV-run.txt (perftest's output and the context
 # switches), DRV-events.txt (the counts and that run's perftest output),
 # DRV-flat.txt (samples by symbol), DRV-comm.txt (by command: perftest,
-# workers, idle), DRV-cpu.txt (by CPU and command), for DRV rrxe and
-# rxe.  A profile, not a benchmark: one run each, no interval (make bench
-# gives those).
+# workers, idle), DRV-cpu.txt (by CPU and command), DRV-cpusym.txt (by
+# CPU and symbol), for DRV rrxe and rxe.  A profile, not a benchmark: one
+# run each, no interval (make bench gives those).
 set -euo pipefail
 lib=$(cd "$(dirname "$0")/../selftests/rrxe/lib" && pwd)
 . "$lib/lib.sh"
@@ -89,9 +89,11 @@ profile() {
 		grep -v '^#' | grep -v '^$' | head -30 >"$out/$drv-comm.txt" || true
 	perf report -i "/tmp/$drv.data" --no-children --sort cpu,comm --stdio -g none 2>>"$out/$drv-report.err" |
 		grep -v '^#' | grep -v '^$' | head -30 >"$out/$drv-cpu.txt" || true
+	perf report -i "/tmp/$drv.data" --no-children --sort cpu,sym --stdio -g none 2>>"$out/$drv-report.err" |
+		grep -v '^#' | grep -v '^$' | head -80 >"$out/$drv-cpusym.txt" || true
 	pp_teardown
 }
 
 profile rrxe
 profile rxe
-echo "profile-vm: $tool ${args[*]}: $out/{rrxe,rxe}-{run,events,flat,comm,cpu}.txt"
+echo "profile-vm: $tool ${args[*]}: $out/{rrxe,rxe}-{run,events,flat,comm,cpu,cpusym}.txt"
