@@ -157,11 +157,23 @@ struct Dropped;
 
 /// Where a packet that passed the checks goes.
 enum Target {
-    /// To a QP; true if it is a request; true if its ICRC is left to the
-    /// receive task.
-    Qp(Arc<Qp>, bool, bool),
+    /// To a QP, as a request or a response.
+    Qp(Arc<Qp>, Arrival),
     /// A datagram to a multicast group (`engine/rx/multicast.rs`).
     Multicast,
+}
+
+/// What a packet that passed the checks is to its QP, and so which of its
+/// queues and tasks takes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Arrival {
+    /// An acknowledgement or a READ or atomic response: the send task's.
+    Response,
+    /// A request, its ICRC checked: the receive task's.
+    Request,
+    /// A first or middle packet of a bulk request, its ICRC left to the
+    /// receive task (`qp/placement.rs`).
+    RequestIcrcDeferred,
 }
 
 /// The checks of a datagram to the multicast QPN: a UD SEND with a good
@@ -235,20 +247,25 @@ fn check(dev: &DevCore, skb: &mut SkBuff) -> core::result::Result<Target, Droppe
     // receive task for the first and middle packets of a bulk transfer
     // (`qp/placement.rs`).
     if request && qp.placement.note_request(qp.user, pkt.info()) {
-        return Ok(Target::Qp(qp, request, true));
+        return Ok(Target::Qp(qp, Arrival::RequestIcrcDeferred));
     }
     let icrc_good = icrc_ok(skb, &lay) || (pkt.opcode() == RC_FLUSH && rxe_flush_icrc_ok(skb));
     if !icrc_good {
         return Err(Dropped);
     }
-    Ok(Target::Qp(qp, request, false))
+    let arrival = if request {
+        Arrival::Request
+    } else {
+        Arrival::Response
+    };
+    Ok(Target::Qp(qp, arrival))
 }
 
 /// Handles a received skb for device `dev`; its data starts at the IP
 /// header.  Any context; never sleeps.
 pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
     match check(dev, &mut skb) {
-        Ok(Target::Qp(qp, request, deferred)) => enqueue(&qp, skb, request, deferred),
+        Ok(Target::Qp(qp, arrival)) => enqueue(&qp, skb, arrival),
         Ok(Target::Multicast) => multicast::deliver(dev, skb),
         Err(Dropped) => {
             drop(skb);
@@ -260,10 +277,10 @@ pub(crate) fn receive(dev: &Arc<DevCore>, mut skb: SkBuff) {
 /// Appends `skb`, a packet that passed the checks, to `qp`'s queue of
 /// requests (for the receive task) or of acknowledgements (for the send
 /// task), and schedules that task; a packet the queue has no room for is
-/// dropped and counted.  `icrc_deferred`: the checks left its ICRC to the
-/// receive task.
-pub(super) fn enqueue(qp: &Arc<Qp>, mut skb: SkBuff, request: bool, icrc_deferred: bool) {
-    skb.set_icrc_deferred(icrc_deferred);
+/// dropped and counted.
+pub(super) fn enqueue(qp: &Arc<Qp>, mut skb: SkBuff, arrival: Arrival) {
+    skb.set_icrc_deferred(arrival == Arrival::RequestIcrcDeferred);
+    let request = arrival != Arrival::Response;
     let queue = if request {
         &qp.rx_requests
     } else {

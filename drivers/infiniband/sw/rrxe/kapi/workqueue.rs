@@ -82,8 +82,9 @@ impl Drop for OwnedQueue {
 
 /// A place for the module's [`OwnedQueue`], reachable from any context
 /// (softirq receive, verbs, work items) without holding a reference.
-/// [`QueueSlot::with`] runs under RCU; [`SlotGuard`]'s drop empties the
-/// slot, waits for those readers, then destroys (drains) the queue.
+/// Every use of the queue runs under RCU (`QueueSlot::with_raw`);
+/// [`SlotGuard`]'s drop empties the slot, waits for those readers, then
+/// destroys (drains) the queue.
 ///
 /// # Invariants
 ///
@@ -115,18 +116,20 @@ impl QueueSlot {
         })
     }
 
-    /// Runs `f` with the queue, or returns `None` if the slot is empty.
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&Queue) -> R) -> Option<R> {
+    /// Runs `f` with the queue's pointer under the RCU read lock, or
+    /// returns `None` if the slot is empty.  By the type invariant the
+    /// pointer is a live queue until `f` returns (`SlotGuard::drop` clears
+    /// the slot and waits for a grace period before it destroys the queue).
+    fn with_raw<R>(&self, f: impl FnOnce(*mut bindings::workqueue_struct) -> R) -> Option<R> {
         let _rcu = kernel::sync::rcu::read_lock();
         let raw = self.0.load(Acquire);
-        if raw.is_null() {
-            return None;
-        }
-        // `SlotGuard::drop` clears the slot and waits for a grace period
-        // before it destroys the queue.
-        // SAFETY: By the type invariant, a non-null pointer read under RCU
-        // stays valid until the read lock is dropped.
-        Some(f(unsafe { Queue::from_raw(raw) }))
+        (!raw.is_null()).then(|| f(raw))
+    }
+
+    /// Runs `f` with the queue, or returns `None` if the slot is empty.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&Queue) -> R) -> Option<R> {
+        // SAFETY: `with_raw` passes a live queue, valid until it returns.
+        self.with_raw(|raw| f(unsafe { Queue::from_raw(raw) }))
     }
 
     /// Queues `w` on the slot's queue for CPU `cpu` (`queue_work_on`: on an
@@ -140,23 +143,21 @@ impl QueueSlot {
     where
         W: kernel::workqueue::RawWorkItem<ID> + Send + 'static,
     {
-        let _rcu = kernel::sync::rcu::read_lock();
-        let raw = self.0.load(Acquire);
-        if raw.is_null() {
-            return None;
-        }
         // `cpu` is a possible CPU (`CpuId`), each of which an unbound queue
         // maps to the pool of its pod (an offline CPU's work runs elsewhere).
         let cpu = i32::from(cpu);
-        let queue = move |work_ptr: *mut bindings::work_struct| {
-            // SAFETY: `raw` stays live until the read lock drops (type
-            // invariant); `__enqueue` passes a valid work item.
-            unsafe { bindings::queue_work_on(cpu, raw, work_ptr) }
-        };
-        // `__enqueue` keeps `work_ptr` valid for the closure and, once it
-        // returned true, until the item has run; `W` is `Send + 'static`.
-        // SAFETY: As `Queue::enqueue`, with the closure above.
-        Some(unsafe { w.__enqueue(queue) })
+        self.with_raw(|raw| {
+            let queue = move |work_ptr: *mut bindings::work_struct| {
+                // SAFETY: `raw` is live while `with_raw` runs us;
+                // `__enqueue` passes a valid work item.
+                unsafe { bindings::queue_work_on(cpu, raw, work_ptr) }
+            };
+            // `__enqueue` keeps `work_ptr` valid for the closure and, once
+            // it returned true, until the item has run; `W` is `Send +
+            // 'static`.
+            // SAFETY: As `Queue::enqueue`, with the closure above.
+            unsafe { w.__enqueue(queue) }
+        })
     }
 
     /// Queues `rwork` on the slot's queue once an RCU grace period has
@@ -168,16 +169,14 @@ impl QueueSlot {
     /// `rwork` is an initialised work item that is not queued and stays
     /// valid until its function has run.
     pub(crate) unsafe fn queue_rcu_work(&self, rwork: *mut bindings::rcu_work) -> bool {
-        let _rcu = kernel::sync::rcu::read_lock();
-        let raw = self.0.load(Acquire);
-        if raw.is_null() {
-            return false;
-        }
-        // SAFETY: By the type invariant, `raw` stays a live queue until the
-        // read lock is dropped, and `SlotGuard::drop` waits for the callback
-        // that queues `rwork` (`rcu_barrier`); `rwork` per the contract.
-        unsafe { bindings::queue_rcu_work(raw, rwork) };
-        true
+        self.with_raw(|raw| {
+            // `SlotGuard::drop` also waits for the callback that queues
+            // `rwork` (`rcu_barrier`).
+            // SAFETY: `raw` is live while `with_raw` runs us; `rwork` per
+            // the function's contract.
+            unsafe { bindings::queue_rcu_work(raw, rwork) };
+        })
+        .is_some()
     }
 
     /// Waits until the work queued on the slot's queue so far has run (no

@@ -15,7 +15,7 @@
 
 use kernel::sync::Arc;
 
-use super::enqueue;
+use super::{enqueue, Arrival};
 use crate::kapi::net::skb::SkBuff;
 use crate::param::MAX_MCAST_QP_ATTACH;
 use crate::proto::path::gid_of_ip;
@@ -55,7 +55,7 @@ pub(super) fn deliver(dev: &Arc<DevCore>, skb: SkBuff) {
             qp.count(Counter::RcvDropped);
             continue;
         };
-        enqueue(&qp, copy, true, false);
+        enqueue(&qp, copy, Arrival::Request);
     }
     skb.consume();
 }
