@@ -40,6 +40,13 @@ modprobe rdma_rrxe
 port=18515
 events=context-switches,cpu-migrations,task-clock
 
+# table DRV SORT LINES NAME: the first LINES rows of DRV's samples by SORT
+# (perf report's keys), without perf's header, in $out/DRV-NAME.txt.
+table() {
+	perf report -i "/tmp/$1.data" --no-children --sort "$2" --stdio -g none 2>>"$out/$1-report.err" |
+		grep -v '^#' | grep -v '^$' | head -"$3" >"$out/$1-$4.txt" || true
+}
+
 # profile DRV: the warm-up run and the profiled run on DRV's pair
 # (lib/pingpong.sh's: ppa0 in ppA, 10.77.0.1, and ppb0 in ppB, 10.77.0.2).
 profile() {
@@ -85,12 +92,9 @@ profile() {
 	# perf.data is written in the VM's /tmp: perf cannot finish it on 9p.
 	perf report -i "/tmp/$drv.data" --no-children --sort sym --stdio -g none 2>"$out/$drv-report.err" |
 		grep -v '^$' | head -150 >"$out/$drv-flat.txt" || true
-	perf report -i "/tmp/$drv.data" --no-children --sort comm --stdio -g none 2>>"$out/$drv-report.err" |
-		grep -v '^#' | grep -v '^$' | head -30 >"$out/$drv-comm.txt" || true
-	perf report -i "/tmp/$drv.data" --no-children --sort cpu,comm --stdio -g none 2>>"$out/$drv-report.err" |
-		grep -v '^#' | grep -v '^$' | head -30 >"$out/$drv-cpu.txt" || true
-	perf report -i "/tmp/$drv.data" --no-children --sort cpu,sym --stdio -g none 2>>"$out/$drv-report.err" |
-		grep -v '^#' | grep -v '^$' | head -80 >"$out/$drv-cpusym.txt" || true
+	table "$drv" comm 30 comm
+	table "$drv" cpu,comm 30 cpu
+	table "$drv" cpu,sym 80 cpusym
 	pp_teardown
 }
 
