@@ -29,7 +29,8 @@ ksft_require_py pyverbs
 
 param=/sys/module/rdma_rrxe/parameters/gso
 home=/sys/module/rdma_rrxe/parameters/bulk_home
-set_gso() { echo "$1" >"$param" || fail "cannot write $1 to $param"; }
+# set_param FILE Y|N: writes one of rrxe's run-time parameters.
+set_param() { echo "$2" >"$1" || fail "cannot write $2 to $1"; }
 ksft_cleanup 'echo Y >/sys/module/rdma_rrxe/parameters/gso 2>/dev/null
 	echo Y >/sys/module/rdma_rrxe/parameters/bulk_home 2>/dev/null; pp_teardown'
 
@@ -71,12 +72,12 @@ note "bulk_home on: the receive task checked $((d1 - d0)) ICRCs of 40 messages o
 # 63 a message, but the first: its first 7 packets precede the run
 # (qp/placement.rs's BULK_PKTS, 8).
 [ "$((d1 - d0))" -ge $((40 * 63 - 7)) ] || fail "$((d1 - d0)) ICRCs deferred, fewer than 63 a message"
-echo N >"$home" || fail "cannot write N to $home"
+set_param "$home" N
 d2=$(hw_counter ppa0 icrc_deferred)
 out=$(pt_run ib_write_bw ppa0 ppA ppb0 ppB 10.77.0.1 -s 65536 -n 20 -m 1024) ||
 	fail "ib_write_bw with bulk_home N: $out"
 d3=$(hw_counter ppa0 icrc_deferred)
-echo Y >"$home" || fail "cannot write Y to $home"
+set_param "$home" Y
 [ "$d3" = "$d2" ] || fail "$((d3 - d2)) ICRCs deferred with bulk_home N"
 note "bulk_home off: no ICRC deferred"
 
@@ -120,7 +121,7 @@ grep -q "0 IPv4, [1-9]" <<<"$icrc" || fail "the IPv6 capture holds IPv4 packets:
 ip -n ppB link set vpb gso_max_segs 65535
 
 # Off at run time: one skb per packet.
-set_gso N
+set_param "$param" N
 [ "$(cat "$param")" = N ] || fail "$param reads $(cat "$param") after writing N"
 b3=$(hw_counter ppb0 gso_batches)
 capture ppA vpa /tmp/gso-off.txt -v -s 65536 -n 20 -m 1024
@@ -129,7 +130,7 @@ long=$(longest /tmp/gso-off.txt)
 [ "$b4" = "$b3" ] || fail "$((b4 - b3)) batches sent with gso off"
 [ "${long:-0}" -le 1100 ] || fail "a $long-byte UDP datagram with gso off"
 note "gso off: no batch, longest UDP payload $long"
-set_gso Y
+set_param "$param" Y
 
 # Across drivers, both directions at once: WRITE and SEND at MTU 1024 and
 # 4096 (make test: WRITE at 1024, SEND at 4096).
