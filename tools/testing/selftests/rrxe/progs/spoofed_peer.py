@@ -20,8 +20,9 @@ their peers; the packets are injected by the test on request
 3. A bulk transfer's packets with a spoiled ICRC: an RDMA WRITE's
    first and nine middle packets at the expected PSNs, valid but for the
    ICRC (rrxe leaves the ICRC of a message's packets from its 8th on to
-   the receive task, qp/placement.rs; the first seven the softirq checks).  They are dropped: the QP stays in RTS, nothing lands
-   and nothing completes, and the peer's own WRITE at that PSN then lands
+   the receive task, qp/placement.rs; the first seven the softirq
+   checks).  They are dropped: the QP stays in RTS, nothing lands and
+   nothing completes, and the peer's own WRITE at that PSN then lands
    byte-exact (had the first packet been taken, it would be a duplicate).
 4. (--alt ALT_GIDX_A ALT_GIDX_B, rrxe only: C rxe has no APM) The
    armed alternate path: from the peer's alternate address,
