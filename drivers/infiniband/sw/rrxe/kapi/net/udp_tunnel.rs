@@ -140,6 +140,7 @@ impl<H: EncapRecv> TunnelSocket<H> {
         // SAFETY: `sk` is the socket just created in `net`; `tcfg` is
         // copied.
         unsafe { bindings::setup_udp_tunnel_sock(net.as_raw(), sk, &mut tcfg) };
+        drop_convert_csum(sk);
         // INVARIANT: The socket just made and set up for `H` is owned by the
         // returned value.
         Ok(Self {
@@ -161,6 +162,30 @@ impl<H: EncapRecv> Drop for TunnelSocket<H> {
         // those in progress (under RCU in softirq): `H` is unused after it.
         // SAFETY: Process context (drop of an owned socket).
         unsafe { bindings::synchronize_net() };
+    }
+}
+
+/// Takes back the `convert_csum` reference that `setup_udp_tunnel_sock`
+/// gives every tunnel socket (C's `inet_dec_convert_csum`, a static inline
+/// with no binding).  With it, a UDP GSO skb the receiving stack cuts for
+/// this socket (`udp_rcv_segment`: a batch of rrxe's own on veth) gets
+/// each segment's UDP checksum computed in software, a read of every
+/// byte; without it the segments keep the checksum the sender left
+/// partial.  A RoCEv2 packet's integrity is its ICRC, which masks the
+/// UDP checksum, and the field is read nowhere else.  Done only if the
+/// count is the 1 that setup just made (a fresh socket's is 0).
+fn drop_convert_csum(sk: *mut bindings::sock) {
+    let inet = sk.cast::<bindings::inet_sock>();
+    // SAFETY: `sk` is a live UDP socket, so the `struct sock` at the start
+    // of a `struct inet_sock`: the field is inside it.
+    let count = unsafe { core::ptr::addr_of_mut!((*inet).convert_csum) };
+    // SAFETY: `count` points into the live socket.  The receive path may
+    // already read the byte on another CPU (the socket is bound): a byte
+    // is read and written whole, and either value is valid there (C's
+    // `setsockopt(IP_CHECKSUM)` writes it the same way, unsynchronised).
+    if unsafe { count.read_volatile() } == 1 {
+        // SAFETY: As above.
+        unsafe { count.write_volatile(0) };
     }
 }
 
