@@ -140,7 +140,8 @@ impl<H: EncapRecv> TunnelSocket<H> {
         // SAFETY: `sk` is the socket just created in `net`; `tcfg` is
         // copied.
         unsafe { bindings::setup_udp_tunnel_sock(net.as_raw(), sk, &mut tcfg) };
-        drop_convert_csum(sk);
+        // SAFETY: `sk` is the live UDP socket just set up.
+        unsafe { drop_convert_csum(sk) };
         // INVARIANT: The socket just made and set up for `H` is owned by the
         // returned value.
         Ok(Self {
@@ -174,10 +175,15 @@ impl<H: EncapRecv> Drop for TunnelSocket<H> {
 /// partial.  A RoCEv2 packet's integrity is its ICRC, which masks the
 /// UDP checksum, and the field is read nowhere else.  Done only if the
 /// count is the 1 that setup just made (a fresh socket's is 0).
-fn drop_convert_csum(sk: *mut bindings::sock) {
+///
+/// # Safety
+///
+/// `sk` is a live UDP socket.
+unsafe fn drop_convert_csum(sk: *mut bindings::sock) {
     let inet = sk.cast::<bindings::inet_sock>();
-    // SAFETY: `sk` is a live UDP socket, so the `struct sock` at the start
-    // of a `struct inet_sock`: the field is inside it.
+    // SAFETY: `sk` is a live UDP socket (caller's contract), so the
+    // `struct sock` at the start of a `struct inet_sock`: the field is
+    // inside it.
     let count = unsafe { core::ptr::addr_of_mut!((*inet).convert_csum) };
     // SAFETY: `count` points into the live socket.  The receive path may
     // already read the byte on another CPU (the socket is bound): a byte
