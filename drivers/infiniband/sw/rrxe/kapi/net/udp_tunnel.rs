@@ -185,12 +185,14 @@ unsafe fn drop_convert_csum(sk: *mut bindings::sock) {
     // `struct sock` at the start of a `struct inet_sock`: the field is
     // inside it.
     let count = unsafe { core::ptr::addr_of_mut!((*inet).convert_csum) };
-    // SAFETY: `count` points into the live socket.  The receive path may
-    // already read the byte on another CPU (the socket is bound): a byte
-    // is read and written whole, and either value is valid there (C's
-    // `setsockopt(IP_CHECKSUM)` writes it the same way, unsynchronised).
-    if unsafe { count.read_volatile() } == 1 {
-        // SAFETY: As above.
+    // The receive path may already read the byte on another CPU (the
+    // socket is bound): a byte is read and written whole, and either value
+    // is valid there (C's `setsockopt(IP_CHECKSUM)` writes it the same
+    // way, unsynchronised).
+    // SAFETY: `count` points into the live socket; see just above.
+    let now = unsafe { count.read_volatile() };
+    if now == 1 {
+        // SAFETY: As for the read.
         unsafe { count.write_volatile(0) };
     }
 }
