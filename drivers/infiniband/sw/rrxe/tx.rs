@@ -28,9 +28,9 @@ use crate::kapi::net::{
     route::{self, Route, TxPacket},
     skb::SkBuff,
 };
-use crate::proto::bth::{Bth, BTH_LEN};
+use crate::proto::bth::Bth;
 use crate::proto::builder::{packet_len, pad_for, write_headers, ExtHeaders};
-use crate::proto::icrc::IcrcHasher;
+use crate::proto::icrc::{IcrcHasher, IcrcPrefix, MAX_TRANSPORT_HDR};
 use crate::proto::ip::{
     IpVersion, Ipv4Hdr, Ipv6Hdr, UdpHdr, IPV4_HDR_LEN, IPV6_HDR_LEN, ROCE_V2_UDP_DPORT, UDP_HDR_LEN,
 };
@@ -41,9 +41,6 @@ use crate::qp::{DevCore, Endpoints};
 use crate::rrxe_ratelimited;
 use crate::stats::Counter;
 
-/// Longest BTH + extension headers (RDMA WRITE FIRST with immediate: BTH,
-/// RETH, ImmDt; atomic: BTH, AtomicETH), rounded up.
-const MAX_TRANSPORT_HDR: usize = 64;
 /// Longest IP, UDP and transport headers.
 const MAX_HEADERS: usize = IPV6_HDR_LEN + UDP_HDR_LEN + MAX_TRANSPORT_HDR;
 
@@ -168,27 +165,21 @@ fn write_ip_udp(
     Ok(version)
 }
 
-/// The IP, UDP and transport headers of a packet to `ep` with `bth`, `ext`
-/// and `payload_len` payload bytes, written into `hdr`: their length and
-/// the ICRC over them.  `roce_len` is the UDP payload's length, `ipv4_id`
-/// the IPv4 identification (`write_ip_udp`).
+/// The IP, UDP and transport headers of a packet sent alone to `ep` with
+/// `bth`, `ext` and `payload_len` payload bytes (`roce_len` bytes of UDP
+/// payload), written into `hdr`: their length and the ICRC over them.
 fn write_all_headers(
     hdr: &mut [u8; MAX_HEADERS],
     ep: &Endpoints,
     (bth, ext): (&Bth, &ExtHeaders),
     payload_len: usize,
-    (roce_len, ipv4_id): (usize, u16),
+    roce_len: usize,
 ) -> Result<(usize, IcrcHasher<KernelCrc32>)> {
     let net_len = ip_udp_len(&ep.ips);
-    let version = write_ip_udp(&mut hdr[..net_len], ep, roce_len, (ipv4_id, 0))?;
+    let version = write_ip_udp(&mut hdr[..net_len], ep, roce_len, (0, 0))?;
     let tlen = write_headers(&mut hdr[net_len..], bth, ext, payload_len)?;
     let headers = &hdr[..net_len + tlen];
-    let mut icrc = IcrcHasher::<KernelCrc32>::new(
-        version,
-        &headers[..net_len],
-        &headers[net_len..net_len + BTH_LEN],
-    )?;
-    icrc.update(&headers[net_len + BTH_LEN..]);
+    let mut icrc = IcrcPrefix::new(version, &headers[..net_len])?.start(&headers[net_len..])?;
     if bth.opcode() == RC_FLUSH && rxe_flush_icrc() {
         // C rxe's coverage of FLUSH: the headers once more, unmasked (its
         // opcode table gives FLUSH no payload offset, so its "payload"
@@ -213,7 +204,7 @@ pub(crate) fn send<E>(
     let roce_len = packet_len(bth.opcode(), payload_len).ok_or(EINVAL)?;
     let net_len = ip_udp_len(&ep.ips);
     let mut hdr = [0u8; MAX_HEADERS];
-    let (hlen, mut icrc) = write_all_headers(&mut hdr, ep, (bth, ext), payload_len, (roce_len, 0))?;
+    let (hlen, mut icrc) = write_all_headers(&mut hdr, ep, (bth, ext), payload_len, roce_len)?;
     let headers = &hdr[..hlen];
     let (netdev, stats) = (&*dev.netdev, &dev.stats);
     let r = route(cache, netdev, ep)?;

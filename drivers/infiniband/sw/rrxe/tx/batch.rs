@@ -7,7 +7,10 @@
 //! (`tx::send`): the batch's IP and UDP headers, then per packet its
 //! transport headers, payload, pad and ICRC.  Each packet's ICRC is
 //! computed over the IP and UDP headers its segment will carry (its own
-//! lengths, the IPv4 identification of its index), not over the batch's.
+//! lengths, the IPv4 identification of its index), not over the batch's:
+//! those of a full-size segment are written and masked once per batch
+//! ([`IcrcPrefix`]), and only the identification changes from packet to
+//! packet.
 //!
 //! A batch is not built when the module parameter `gso` is off, for fewer
 //! than two packets ([`Batch::plan`]), for a route to this host (the
@@ -16,12 +19,15 @@
 
 use kernel::prelude::*;
 
-use super::{ip_udp_len, route, write_all_headers, write_ip_udp, Fill, TxError, MAX_HEADERS};
+use super::{ip_udp_len, route, write_ip_udp, Fill, TxError, MAX_HEADERS};
+use crate::icrc::KernelCrc32;
 use crate::kapi::net::route::{Route, TxPacket};
 use crate::proto::bth::Bth;
-use crate::proto::builder::{packet_len, pad_for, ExtHeaders};
+use crate::proto::builder::{packet_len, pad_for, write_headers, ExtHeaders};
 use crate::proto::gso::{segment_ipv4_id, udp_pseudo_sum, Plan, MAX_SEGMENTS};
+use crate::proto::icrc::{IcrcPrefix, MAX_TRANSPORT_HDR};
 use crate::proto::ip::{IpVersion, UDP_HDR_LEN};
+use crate::proto::opcode::RC_FLUSH;
 use crate::qp::{DevCore, Endpoints};
 use crate::stats::Counter;
 
@@ -31,6 +37,15 @@ const FIRST_IPV4_ID: u16 = 0;
 /// allocation of about this size (an order-4 page block at most).
 const MAX_BATCH_BYTES: usize = 60 * 1024;
 
+/// The ICRC prefix of a segment of `roce_len` bytes of UDP payload to
+/// `ep`: its IP and UDP headers, masked.
+fn segment_prefix(ep: &Endpoints, roce_len: usize) -> Result<IcrcPrefix> {
+    let net_len = ip_udp_len(&ep.ips);
+    let mut hdr = [0u8; MAX_HEADERS];
+    let version = write_ip_udp(&mut hdr[..net_len], ep, roce_len, (FIRST_IPV4_ID, 0))?;
+    Ok(IcrcPrefix::new(version, &hdr[..net_len])?)
+}
+
 /// A batch being built, packet by packet, as planned.
 pub(crate) struct Batch<'a> {
     dev: &'a DevCore,
@@ -38,6 +53,9 @@ pub(crate) struct Batch<'a> {
     ep: &'a Endpoints,
     pkt: TxPacket,
     plan: Plan,
+    /// The ICRC prefix of a segment of `gso_size` bytes (IPv4
+    /// identification to be set).
+    full: IcrcPrefix,
     /// Packets appended so far.
     appended: usize,
     /// Their bytes as they will be on the wire, IP header onwards.
@@ -104,12 +122,14 @@ impl<'a> Batch<'a> {
         pkt.append(&hdr[..net_len]).ok()?;
         pkt.set_udp_gso(net_len - UDP_HDR_LEN, plan.gso_size(), plan.count())
             .ok()?;
+        let full = segment_prefix(ep, plan.gso_size()).ok()?;
         Some(Self {
             dev,
             route,
             ep,
             pkt,
             plan,
+            full,
             appended: 0,
             wire_bytes: 0,
         })
@@ -137,11 +157,24 @@ impl<'a> Batch<'a> {
             return Err(TxError::Net(EINVAL));
         }
         let id = segment_ipv4_id(FIRST_IPV4_ID, index);
-        let mut hdr = [0u8; MAX_HEADERS];
-        let (hlen, mut icrc) =
-            write_all_headers(&mut hdr, self.ep, (bth, ext), payload_len, (roce_len, id))?;
-        let net_len = ip_udp_len(&self.ep.ips);
-        self.pkt.append(&hdr[net_len..hlen])?;
+        // C rxe's FLUSH coverage differs (`tx::write_all_headers`); batches
+        // carry SENDs and WRITEs only.
+        if bth.opcode() == RC_FLUSH {
+            return Err(TxError::Net(EINVAL));
+        }
+        let mut prefix = if roce_len == self.plan.gso_size() {
+            self.full
+        } else {
+            segment_prefix(self.ep, roce_len)?
+        };
+        prefix.set_ipv4_id(id);
+        let mut hdr = [0u8; MAX_TRANSPORT_HDR];
+        let tlen = write_headers(&mut hdr, bth, ext, payload_len).map_err(Error::from)?;
+        let transport = &hdr[..tlen];
+        let mut icrc = prefix
+            .start::<KernelCrc32>(transport)
+            .map_err(Error::from)?;
+        self.pkt.append(transport)?;
         fill(&mut self.pkt, &mut |piece| icrc.update(piece)).map_err(TxError::Fill)?;
         let pad = usize::from(pad_for(payload_len));
         if pad != 0 {
@@ -149,7 +182,7 @@ impl<'a> Batch<'a> {
         }
         self.pkt.append(&icrc.finish().to_le_bytes())?;
         self.appended += 1;
-        self.wire_bytes += net_len + roce_len;
+        self.wire_bytes += ip_udp_len(&self.ep.ips) + roce_len;
         Ok(())
     }
 

@@ -51,8 +51,13 @@ pub const ICRC_SEED: u32 = 0xdebb_20e3;
 pub const ICRC_LEN: usize = 4;
 /// BTH length.
 use super::bth::BTH_LEN;
-/// Largest pseudo header: IPv6 + UDP + BTH.
-const PSEUDO_MAX: usize = 40 + 8 + BTH_LEN;
+/// Longest IP and UDP headers (IPv6).
+const NET_MAX: usize = 40 + UDP_HDR_LEN;
+/// Longest transport headers [`IcrcPrefix::start`] takes (BTH and extension
+/// headers: RDMA WRITE FIRST with immediate has 32, an atomic request 40).
+pub const MAX_TRANSPORT_HDR: usize = 64;
+/// Offset of the identification in the IPv4 header.
+const IPV4_ID_OFFSET: usize = 4;
 
 /// Which ICRC coverage to use; see the module documentation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -99,30 +104,10 @@ impl<C: Crc32> IcrcHasher<C> {
     /// IPv6) followed by the UDP header, exactly as on the wire; `bth` the
     /// 12-byte BTH.  Masking is done on a private copy.
     pub fn new(version: IpVersion, ip_udp: &[u8], bth: &[u8]) -> Result<Self, IcrcError> {
-        let net_len = version.hdr_len() + UDP_HDR_LEN;
-        if ip_udp.len() != net_len || bth.len() != BTH_LEN {
+        if bth.len() != BTH_LEN {
             return Err(IcrcError::BadHeaderLength);
         }
-        let mut pseudo = [0u8; PSEUDO_MAX];
-        let total = net_len + BTH_LEN;
-        let bad = IcrcError::BadHeaderLength;
-        // Lengths were checked above, so the copies cannot mismatch.
-        pseudo
-            .get_mut(..net_len)
-            .ok_or(bad)?
-            .copy_from_slice(ip_udp);
-        pseudo
-            .get_mut(net_len..total)
-            .ok_or(bad)?
-            .copy_from_slice(bth);
-        mask_network(version, pseudo.get_mut(..net_len).ok_or(bad)?);
-        // BTH byte 4: FECN, BECN and the six reserved bits.
-        *pseudo.get_mut(net_len + 4).ok_or(bad)? = 0xff;
-        let covered = pseudo.get(..total).ok_or(IcrcError::BadHeaderLength)?;
-        Ok(IcrcHasher {
-            crc: C::crc32_le(ICRC_SEED, covered),
-            _crc: PhantomData,
-        })
+        IcrcPrefix::new(version, ip_udp)?.start(bth)
     }
 
     /// Feeds transport bytes that follow the BTH.
@@ -133,6 +118,60 @@ impl<C: Crc32> IcrcHasher<C> {
     /// The ICRC (wire bytes are `to_le_bytes()`).
     pub fn finish(self) -> u32 {
         !self.crc
+    }
+}
+
+/// The masked IP and UDP headers of a packet (coverage 2 above), kept to
+/// start the ICRCs of several packets that share them but for the IPv4
+/// identification: the segments of one UDP GSO batch (`gso`), whose
+/// headers the sender never writes one by one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IcrcPrefix {
+    version: IpVersion,
+    masked: [u8; NET_MAX],
+}
+
+impl IcrcPrefix {
+    /// The prefix of a packet with IP and UDP headers `ip_udp`, exactly as
+    /// on the wire (as [`IcrcHasher::new`] takes them).
+    pub fn new(version: IpVersion, ip_udp: &[u8]) -> Result<Self, IcrcError> {
+        let net_len = version.hdr_len() + UDP_HDR_LEN;
+        let mut masked = [0u8; NET_MAX];
+        let dst = masked.get_mut(..net_len);
+        match dst {
+            Some(d) if ip_udp.len() == net_len => d.copy_from_slice(ip_udp),
+            _ => return Err(IcrcError::BadHeaderLength),
+        }
+        mask_network(version, &mut masked[..net_len]);
+        Ok(Self { version, masked })
+    }
+
+    /// Gives the IPv4 header the identification `id` (IPv6 has none: no
+    /// change).
+    pub fn set_ipv4_id(&mut self, id: u16) {
+        if self.version == IpVersion::V4 {
+            self.masked[IPV4_ID_OFFSET..IPV4_ID_OFFSET + 2].copy_from_slice(&id.to_be_bytes());
+        }
+    }
+
+    /// Starts the ICRC of the packet whose transport headers (the BTH,
+    /// then any extension headers: at most [`MAX_TRANSPORT_HDR`] bytes)
+    /// are `transport`, in one CRC update over the prefix and them.
+    pub fn start<C: Crc32>(&self, transport: &[u8]) -> Result<IcrcHasher<C>, IcrcError> {
+        let net_len = self.version.hdr_len() + UDP_HDR_LEN;
+        let total = net_len + transport.len();
+        if transport.len() < BTH_LEN || transport.len() > MAX_TRANSPORT_HDR {
+            return Err(IcrcError::BadHeaderLength);
+        }
+        let mut pseudo = [0u8; NET_MAX + MAX_TRANSPORT_HDR];
+        pseudo[..net_len].copy_from_slice(&self.masked[..net_len]);
+        pseudo[net_len..total].copy_from_slice(transport);
+        // BTH byte 4: FECN, BECN and the six reserved bits.
+        pseudo[net_len + 4] = 0xff;
+        Ok(IcrcHasher {
+            crc: C::crc32_le(ICRC_SEED, &pseudo[..total]),
+            _crc: PhantomData,
+        })
     }
 }
 
@@ -279,6 +318,67 @@ mod tests {
     #[test]
     fn seed_is_masked_lrh() {
         assert_eq!(SoftCrc32::crc32_le(!0, &[0xff; 8]), ICRC_SEED);
+    }
+
+    /// IPv4 and UDP headers as on the wire: 10.0.0.1 to 10.0.0.2, ID `id`,
+    /// a non-zero checksum and TTL (masked), UDP length 1048.
+    fn v4_header(id: u16) -> [u8; 28] {
+        let [hi, lo] = id.to_be_bytes();
+        [
+            0x45, 0x02, 0x04, 0x2c, hi, lo, 0x40, 0x00, 0x40, 0x11, 0x12, 0x34, 10, 0, 0, 1, 10, 0,
+            0, 2, 0xc1, 0x21, 0x12, 0xb7, 0x04, 0x18, 0xab, 0xcd,
+        ]
+    }
+
+    #[test]
+    fn prefix_with_id_is_the_header_with_that_id() {
+        let bth = [
+            0x07, 0x40, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x00, 0x05,
+        ];
+        let mut prefix = IcrcPrefix::new(IpVersion::V4, &v4_header(0)).unwrap();
+        for id in [0u16, 1, 2, 0x1234, 0xffff] {
+            prefix.set_ipv4_id(id);
+            let mut a = prefix.start::<SoftCrc32>(&bth).unwrap();
+            let mut b = IcrcHasher::<SoftCrc32>::new(IpVersion::V4, &v4_header(id), &bth).unwrap();
+            a.update(b"payload");
+            b.update(b"payload");
+            assert_eq!(a.finish(), b.finish(), "id {id}");
+        }
+        // A different ID is a different ICRC (the ID is covered).
+        let p0 = IcrcPrefix::new(IpVersion::V4, &v4_header(0)).unwrap();
+        let p1 = IcrcPrefix::new(IpVersion::V4, &v4_header(1)).unwrap();
+        assert_ne!(
+            p0.start::<SoftCrc32>(&bth).unwrap().finish(),
+            p1.start::<SoftCrc32>(&bth).unwrap().finish()
+        );
+    }
+
+    #[test]
+    fn prefix_takes_extension_headers_in_the_same_update() {
+        // RDMA WRITE FIRST: BTH then a 16-byte RETH, fed at once or after.
+        let mut t = [0u8; BTH_LEN + 16];
+        t[0] = 0x06;
+        t[4] = 0x12; // FECN/BECN: masked either way
+        t[BTH_LEN..].copy_from_slice(&[7; 16]);
+        let prefix = IcrcPrefix::new(IpVersion::V4, &v4_header(9)).unwrap();
+        let whole = prefix.start::<SoftCrc32>(&t).unwrap().finish();
+        let mut parts =
+            IcrcHasher::<SoftCrc32>::new(IpVersion::V4, &v4_header(9), &t[..BTH_LEN]).unwrap();
+        parts.update(&t[BTH_LEN..]);
+        assert_eq!(whole, parts.finish());
+    }
+
+    #[test]
+    fn prefix_ignores_ipv4_id_on_ipv6_and_checks_lengths() {
+        let mut p = IcrcPrefix::new(IpVersion::V6, &[0x60; 48]).unwrap();
+        let before = p;
+        p.set_ipv4_id(0x1234);
+        assert_eq!(p, before);
+        assert!(IcrcPrefix::new(IpVersion::V6, &[0; 28]).is_err());
+        assert!(IcrcPrefix::new(IpVersion::V4, &[0; 48]).is_err());
+        assert!(p.start::<SoftCrc32>(&[0; BTH_LEN - 1]).is_err());
+        assert!(p.start::<SoftCrc32>(&[0; MAX_TRANSPORT_HDR + 1]).is_err());
+        assert!(p.start::<SoftCrc32>(&[0; MAX_TRANSPORT_HDR]).is_ok());
     }
 
     #[test]
