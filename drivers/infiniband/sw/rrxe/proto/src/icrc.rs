@@ -136,12 +136,12 @@ impl IcrcPrefix {
     /// on the wire (as [`IcrcHasher::new`] takes them).
     pub fn new(version: IpVersion, ip_udp: &[u8]) -> Result<Self, IcrcError> {
         let net_len = version.hdr_len() + UDP_HDR_LEN;
-        let mut masked = [0u8; NET_MAX];
-        let dst = masked.get_mut(..net_len);
-        match dst {
-            Some(d) if ip_udp.len() == net_len => d.copy_from_slice(ip_udp),
-            _ => return Err(IcrcError::BadHeaderLength),
+        if ip_udp.len() != net_len {
+            return Err(IcrcError::BadHeaderLength);
         }
+        // `net_len` is at most `NET_MAX` (IPv6).
+        let mut masked = [0u8; NET_MAX];
+        masked[..net_len].copy_from_slice(ip_udp);
         mask_network(version, &mut masked[..net_len]);
         Ok(Self { version, masked })
     }
